@@ -1,0 +1,51 @@
+# gtidmark — the commands the README gives. `make setup` once, then `make test`.
+PY := .venv/bin/python
+STAMP := .venv/.installed
+APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java
+
+.PHONY: setup test test-unit demo lint typecheck bench clean
+
+setup: apt $(STAMP) jars
+
+apt:
+	@missing=""; \
+	command -v mariadbd >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	[ -f /usr/share/java/jarjar.jar ] || missing="$$missing libjarjar-java"; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(STAMP): pyproject.toml
+	@[ -x $(PY) ] || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,spark]'
+	@touch $(STAMP)
+
+jars: $(STAMP)
+	$(PY) -m spark_consumer.jars
+
+test: setup
+	$(PY) -m pytest -q
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q tests/unit
+
+lint: $(STAMP)
+	$(PY) -m ruff check connector signals spark_consumer tests bench
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+demo: setup
+	$(PY) -m connector.demo
+
+bench: setup
+	$(PY) bench/stream.py
+	$(PY) bench/snapshot.py
+	$(PY) bench/spark_apply.py
+
+clean:
+	rm -rf .venv .local build *.egg-info

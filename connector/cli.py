@@ -1,0 +1,136 @@
+"""The `gtidmark` command: run | signal | status | spark-apply.
+
+Exit codes: 0 ok; 2 bad configuration or arguments (one line naming the key and why);
+1 runtime failure after retries are exhausted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from connector.config import ConfigError, ConnectorConfig, load_config
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+DESCRIPTION = """\
+gtidmark streams a MySQL/MariaDB read replica's binlog to Kafka as Debezium change events,
+takes read-only incremental snapshots on demand (DBLog watermarks) and applies the change
+topics to Iceberg tables with Spark. The connector file is Kafka Connect's JSON shape:
+{"name": "...", "config": {"database.hostname": ..., "topic.prefix": ..., ...}}.
+"""
+
+
+class UsageError(Exception):
+    """Bad arguments; the message is printed as one line and the exit code is 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gtidmark", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log-level", default="INFO",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="logging threshold (default INFO)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    run = sub.add_parser("run", help="run the connector in the foreground",
+                         description="Stream the replica's binlog to Kafka until SIGTERM/SIGINT, "
+                         "then flush, commit offsets and exit 0.")
+    run.add_argument("--config", required=True, help="connector JSON file (Kafka Connect shape)")
+
+    sig = sub.add_parser("signal", help="send a signal to a running connector",
+                         description="Produce a Debezium signal message to the connector's "
+                         "signal topic (key = topic.prefix).")
+    sig.add_argument("--config", required=True, help="connector JSON file")
+    actions = sig.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    snap = actions.add_parser("execute-snapshot", help="start an incremental snapshot")
+    snap.add_argument("--tables", required=True,
+                      help="comma-separated db.table names or regexes, e.g. app.orders,app.items")
+    snap.add_argument("--condition", action="append", default=[], metavar="TABLE=FILTER",
+                      help='extra WHERE fragment for one table, e.g. "app.orders=id < 1000"; '
+                      "repeatable")
+    snap.add_argument("--surrogate-key", help="column to chunk by when a table has no primary key")
+    for name, text in (("stop-snapshot", "cancel a running snapshot (all or --tables)"),
+                       ("pause-snapshot", "pause the running snapshot"),
+                       ("resume-snapshot", "resume a paused snapshot")):
+        action = actions.add_parser(name, help=text)
+        if name == "stop-snapshot":
+            action.add_argument("--tables", help="comma-separated tables to stop (default all)")
+    throttle = actions.add_parser("set-throttle", help="change chunk size and delay while running")
+    throttle.add_argument("--chunk-size", type=int)
+    throttle.add_argument("--chunk-delay-ms", type=int)
+    log_action = actions.add_parser("log", help="ask the connector to log a message")
+    log_action.add_argument("message")
+
+    status = sub.add_parser("status", help="show offsets, snapshot progress and lag",
+                            description="Read the connector's committed offsets and print the "
+                            "streaming position, snapshot progress per table and lag.")
+    status.add_argument("--config", required=True, help="connector JSON file")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+
+    spark = sub.add_parser("spark-apply", help="apply change topics to Iceberg tables (PySpark)",
+                           description="Run the Spark job of spark_consumer; see "
+                           "`gtidmark spark-apply --help`.", add_help=False)
+    spark.add_argument("spark_args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _config(path: str) -> ConnectorConfig:
+    return load_config(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(args_list)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return _dispatch(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "spark-apply":
+        try:
+            from spark_consumer.job import main as spark_main
+        except ImportError as exc:
+            raise UsageError(f"spark-apply is not available: {exc}") from None
+        return int(spark_main(args.spark_args))
+    config = _config(args.config)
+    if args.command == "run":
+        from connector.engine import run_connector
+
+        return run_connector(config)
+    if args.command == "signal":
+        from signals.send import send_from_args
+
+        return send_from_args(config, args)
+    if args.command == "status":
+        from connector.status import print_status
+
+        return print_status(config, as_json=args.json)
+    raise UsageError(f"unknown command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

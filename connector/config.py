@@ -1,0 +1,237 @@
+"""Connector settings under Debezium's MySQL property names, validated once at start.
+
+A Kafka Connect JSON file (`{"name": ..., "config": {...}}`) becomes a `ConnectorConfig`.
+Any problem raises `ConfigError` whose message is one line naming the key and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+log = logging.getLogger(__name__)
+
+SECRET_MARKERS = ("password", "secret", "sasl.jaas", "ssl.key")
+REDACTED = "********"
+
+
+class ConfigError(ValueError):
+    """A configuration problem; `str()` is the one line shown to the user."""
+
+
+def is_secret(key: str) -> bool:
+    return any(marker in key.lower() for marker in SECRET_MARKERS)
+
+
+def redact(settings: dict[str, Any]) -> dict[str, Any]:
+    """Copy of `settings` safe to print: every secret-looking value replaced."""
+    return {k: (REDACTED if is_secret(k) else v) for k, v in settings.items()}
+
+
+def _split_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+class ConnectorConfig(BaseModel):
+    """The settings gtidmark understands, by their Debezium names (aliases)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    name: str
+    connector_class: str = Field("io.debezium.connector.mysql.MySqlConnector", alias="connector.class")
+    hostname: str = Field(alias="database.hostname")
+    port: int = Field(3306, alias="database.port", ge=1, le=65535)
+    user: str = Field(alias="database.user")
+    password: str = Field("", alias="database.password", repr=False)
+    server_id: int = Field(alias="database.server.id", ge=1, le=4294967295)
+    ssl_mode: Literal["disabled", "preferred", "required", "verify_ca", "verify_identity"] = Field(
+        "preferred", alias="database.ssl.mode"
+    )
+    ssl_ca: str | None = Field(None, alias="database.ssl.ca")
+    topic_prefix: str = Field(alias="topic.prefix", min_length=1)
+    database_include_list: list[str] = Field(default_factory=list, alias="database.include.list")
+    database_exclude_list: list[str] = Field(default_factory=list, alias="database.exclude.list")
+    table_include_list: list[str] = Field(default_factory=list, alias="table.include.list")
+    table_exclude_list: list[str] = Field(default_factory=list, alias="table.exclude.list")
+    column_exclude_list: list[str] = Field(default_factory=list, alias="column.exclude.list")
+    read_only: bool = Field(True, alias="read.only")
+    snapshot_mode: Literal["initial", "no_data", "never"] = Field("initial", alias="snapshot.mode")
+    chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1, le=1_000_000)
+    chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0)
+    allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
+    signal_topic: str | None = Field(None, alias="signal.kafka.topic")
+    signal_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
+    heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
+    tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
+    decimal_handling_mode: Literal["precise", "string", "double"] = Field(
+        "precise", alias="decimal.handling.mode"
+    )
+    time_precision_mode: Literal["adaptive_time_microseconds", "connect"] = Field(
+        "adaptive_time_microseconds", alias="time.precision.mode"
+    )
+    provide_transaction_metadata: bool = Field(False, alias="provide.transaction.metadata")
+    key_converter: str = Field("org.apache.kafka.connect.json.JsonConverter", alias="key.converter")
+    value_converter: str = Field(
+        "org.apache.kafka.connect.json.JsonConverter", alias="value.converter"
+    )
+    key_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
+    value_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
+    key_schema_registry_url: str | None = Field(None, alias="key.converter.schema.registry.url")
+    value_schema_registry_url: str | None = Field(None, alias="value.converter.schema.registry.url")
+    offset_storage_topic: str | None = Field(None, alias="offset.storage.topic")
+    schema_history_topic: str | None = Field(None, alias="schema.history.internal.kafka.topic")
+    bootstrap_servers: str = Field(alias="bootstrap.servers", min_length=1)
+    topic_partitions: int = Field(1, alias="topic.creation.default.partitions", ge=1)
+    producer: dict[str, str] = Field(default_factory=dict)
+    consumer: dict[str, str] = Field(default_factory=dict)
+    status_port: int = Field(0, alias="status.port", ge=0, le=65535)
+
+    @field_validator(
+        "database_include_list",
+        "database_exclude_list",
+        "table_include_list",
+        "table_exclude_list",
+        "column_exclude_list",
+        mode="before",
+    )
+    @classmethod
+    def _lists(cls, value: Any) -> list[str]:
+        items = _split_list(value)
+        for item in items:
+            try:
+                re.compile(item)
+            except re.error as exc:
+                raise ValueError(f"{item!r} is not a valid regular expression ({exc})") from exc
+        return items
+
+    @model_validator(mode="after")
+    def _exclusive_lists(self) -> ConnectorConfig:
+        if self.database_include_list and self.database_exclude_list:
+            raise ValueError("database.include.list and database.exclude.list are exclusive")
+        if self.table_include_list and self.table_exclude_list:
+            raise ValueError("table.include.list and table.exclude.list are exclusive")
+        return self
+
+    @property
+    def flavour(self) -> Literal["mysql", "mariadb"]:
+        return "mariadb" if "mariadb" in self.connector_class.lower() else "mysql"
+
+    @property
+    def signal_kafka_topic(self) -> str:
+        return self.signal_topic or f"{self.topic_prefix}-signal"
+
+    @property
+    def offsets_topic(self) -> str:
+        return self.offset_storage_topic or f"{self.topic_prefix}-offsets"
+
+    @property
+    def history_topic(self) -> str:
+        return self.schema_history_topic or f"{self.topic_prefix}-schema-history"
+
+    @property
+    def heartbeat_topic(self) -> str:
+        return f"__debezium-heartbeat.{self.topic_prefix}"
+
+    @property
+    def transaction_topic(self) -> str:
+        return f"{self.topic_prefix}.transaction"
+
+    def kafka_common(self) -> dict[str, str]:
+        """librdkafka settings shared by producer and consumers (TLS/SASL pass through here)."""
+        return {"bootstrap.servers": self.bootstrap_servers}
+
+    def producer_settings(self) -> dict[str, str]:
+        return {**self.kafka_common(), **self.producer}
+
+    def consumer_settings(self) -> dict[str, str]:
+        return {**self.kafka_common(), **self.consumer}
+
+    def mysql_settings(self) -> dict[str, Any]:
+        """pymysql connection keyword arguments for the replica."""
+        settings: dict[str, Any] = {
+            "host": self.hostname,
+            "port": self.port,
+            "user": self.user,
+            "passwd": self.password,
+        }
+        if self.ssl_mode in ("required", "verify_ca", "verify_identity"):
+            ssl: dict[str, Any] = {"check_hostname": self.ssl_mode == "verify_identity"}
+            if self.ssl_ca:
+                ssl["ca"] = self.ssl_ca
+            settings["ssl"] = ssl
+        return settings
+
+
+PASSTHROUGH_PREFIXES = ("producer.", "consumer.")
+# Debezium/Kafka Connect keys that are accepted and have no effect here.
+IGNORED_KEYS = {
+    "tasks.max",
+    "schema.history.internal.kafka.bootstrap.servers",
+    "database.history.kafka.bootstrap.servers",
+    "include.schema.changes",
+}
+
+
+def _known_aliases() -> set[str]:
+    return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
+
+
+def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
+    """Validate a Kafka Connect style document; unknown keys warn once each."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: expected a JSON object with \"name\" and \"config\"")
+    name = document.get("name")
+    raw = document.get("config")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: name: required, a non-empty string")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: config: required, a JSON object of settings")
+    known = _known_aliases()
+    fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {}}
+    for key, value in raw.items():
+        if key.startswith(PASSTHROUGH_PREFIXES):
+            group, _, rest = key.partition(".")
+            fields[group][rest] = str(value)
+        elif key in known:
+            fields[key] = value
+        elif key not in IGNORED_KEYS:
+            log.warning("config: unknown key %r ignored", key)
+    try:
+        return ConnectorConfig.model_validate(fields)
+    except ValidationError as exc:
+        raise ConfigError(_first_error(exc, source)) from None
+
+
+def _first_error(exc: ValidationError, source: str) -> str:
+    err = exc.errors()[0]
+    loc = err.get("loc", ())
+    key = str(loc[0]) if loc else "config"
+    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if err.get("type") == "missing":
+        message = "required setting is missing"
+    elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
+        message = f"{message} (got {err['input']!r})"
+    return f"{source}: {key}: {message}"
+
+
+def load_config(path: str | Path) -> ConnectorConfig:
+    """Read and validate a connector JSON file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return parse_config(document, source=str(p))

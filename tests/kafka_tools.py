@@ -1,0 +1,69 @@
+"""Test-side Kafka helpers, independent of the connector's own code."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int = 1,
+                 config: dict[str, str] | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])
+    for future in futures.values():
+        try:
+            future.result(10)
+        except KafkaException as exc:
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+
+
+def list_topics(bootstrap: str) -> set[str]:
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
+
+
+def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[Message]:
+    """Every message of `topic` from offset 0 to its end, in partition order.
+
+    The end is found with partition-EOF events, not ListOffsets: the local Tansu broker
+    reports the base offset of the last batch + 1 as the high watermark (measured here).
+    """
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "tests-reader",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "enable.partition.eof": True})
+    try:
+        meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return []
+        partitions = sorted(meta.partitions)
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        by_partition: dict[int, list[Message]] = {p: [] for p in partitions}
+        done: set[int] = set()
+        while len(done) < len(partitions):
+            msg = consumer.poll(timeout)
+            if msg is None:
+                raise TimeoutError(f"{topic}: no end of partition seen in {timeout}s")
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    done.add(msg.partition())
+                    continue
+                raise KafkaException(err)
+            by_partition[msg.partition()].append(msg)
+        return [m for p in partitions for m in by_partition[p]]
+    finally:
+        consumer.close()
+
+
+def produce(bootstrap: str, topic: str, items: list[tuple[bytes | None, bytes | None]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for key, value in items:
+        producer.produce(topic, key=key, value=value)
+    assert producer.flush(30) == 0
+
+
+def decode_json(raw: bytes | None) -> Any:
+    return None if raw is None else json.loads(raw)
