@@ -1,0 +1,27 @@
+"""Debezium signals: the message models, the Kafka signal channel and the sender."""
+
+from signals.models import (
+    AdditionalCondition,
+    ExecuteSnapshot,
+    Log,
+    PauseSnapshot,
+    ResumeSnapshot,
+    SetThrottle,
+    Signal,
+    SignalRejected,
+    StopSnapshot,
+    parse_signal,
+)
+
+__all__ = [
+    "AdditionalCondition",
+    "ExecuteSnapshot",
+    "Log",
+    "PauseSnapshot",
+    "ResumeSnapshot",
+    "SetThrottle",
+    "Signal",
+    "SignalRejected",
+    "StopSnapshot",
+    "parse_signal",
+]

@@ -1,0 +1,251 @@
+"""The Kafka signal channel: reads the single-partition signal topic from a stored offset.
+
+The connector keeps `next_offset` in its own offsets (not in consumer-group commits), so a
+signal is acted on exactly once across restarts. On a first start (no stored offset) the
+channel starts at the topic's current end: signals sent before the connector ever ran are
+not replayed (pass `from_beginning=True` to read them).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Self
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from connector.config import ConfigError, ConnectorConfig
+from signals.models import Signal, SignalRejected, parse_signal
+
+log = logging.getLogger(__name__)
+KAFKA_LOG = logging.getLogger("signals.kafka")  # librdkafka's own lines, via Python logging
+
+PARTITION = 0
+OPEN_TIMEOUT_S = 30.0
+MAX_BATCH = 500
+# Settings an admin client may share with the consumer/producer (connection and security).
+_SHARED_PREFIXES = ("bootstrap.servers", "security.", "ssl.", "sasl.", "client.", "socket.",
+                    "broker.address.family", "metadata.")
+
+
+class SignalChannelError(RuntimeError):
+    """The signal topic could not be reached or read; one line for the operator."""
+
+
+@dataclass(frozen=True)
+class ReceivedSignal:
+    """One record of the signal topic: a valid signal, or None with the reason it was skipped."""
+
+    offset: int
+    signal: Signal | None
+    reason: str | None
+
+
+def signal_client_settings(config: ConnectorConfig, base: dict[str, str]) -> dict[str, str]:
+    """`base` (producer or consumer settings) pointed at the signal cluster when configured."""
+    settings = dict(base)
+    if config.signal_bootstrap_servers:
+        settings["bootstrap.servers"] = config.signal_bootstrap_servers
+    return settings
+
+
+def admin_settings(settings: dict[str, str]) -> dict[str, Any]:
+    """Only the connection/security part: admin clients warn on consumer-only settings."""
+    shared: dict[str, Any] = {
+        k: v for k, v in settings.items() if k.startswith(_SHARED_PREFIXES)}
+    # A metadata request for one topic would otherwise create it with the broker's default
+    # partition count (Tansu does: 4), defeating the one-partition check.
+    shared["allow.auto.create.topics"] = False
+    return shared
+
+
+def ensure_signal_topic(settings: dict[str, str], topic: str, timeout: float, *,
+                        client_logger: Any = None) -> None:
+    """Create `topic` with one partition if missing; ConfigError if it has more than one."""
+    conf = admin_settings(settings)
+    conf["logger"] = client_logger or KAFKA_LOG
+    admin = AdminClient(conf)
+    deadline = time.monotonic() + timeout
+    where = settings.get("bootstrap.servers", "?")
+    partitions = _partition_count(admin, topic, timeout, where)
+    if partitions is None:
+        futures = admin.create_topics([NewTopic(topic, 1, 1)],
+                                      request_timeout=max(1.0, deadline - time.monotonic()))
+        for future in futures.values():
+            try:
+                future.result(max(1.0, deadline - time.monotonic()))
+            except KafkaException as exc:
+                if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                    raise SignalChannelError(f"cannot create signal topic {topic}: "
+                                             f"{_kafka_reason(exc)}") from None
+            log.info("created signal topic %s with 1 partition", topic)
+        partitions = _partition_count(admin, topic, max(1.0, deadline - time.monotonic()),
+                                      where)
+        if partitions is None:
+            raise SignalChannelError(f"signal topic {topic} is missing after creating it")
+    if partitions != 1:
+        raise ConfigError(f"signal.kafka.topic: {topic} has {partitions} partitions; "
+                          "the signal topic must have exactly one")
+
+
+def _partition_count(admin: AdminClient, topic: str, timeout: float,
+                     where: str) -> int | None:
+    try:
+        meta = admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
+    except KafkaException as exc:
+        raise SignalChannelError(f"cannot reach Kafka at {where} (signal topic {topic}) within "
+                                 f"{timeout:.0f}s: {_kafka_reason(exc)}") from None
+    if meta is None or meta.error is not None or not meta.partitions:
+        return None
+    return len(meta.partitions)
+
+
+def _kafka_reason(exc: KafkaException) -> str:
+    err = exc.args[0] if exc.args else None
+    return err.str() if isinstance(err, KafkaError) else str(exc)
+
+
+class SignalChannel:
+    """Reads signals for one connector; the caller stores `next_offset` with its offsets."""
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.topic = config.signal_kafka_topic
+        self.expected_key = config.topic_prefix
+        self._settings = signal_client_settings(config, config.consumer_settings())
+        self._group = f"{config.name}-signals"
+        self._consumer: Consumer | None = None
+        self._next_offset = 0
+        self._pending: list[Message] = []
+
+    @property
+    def next_offset(self) -> int:
+        """The offset after the last record returned by `poll` (or the start position)."""
+        return self._next_offset
+
+    def open(self, next_offset: int | None, *, from_beginning: bool = False,
+             timeout: float = OPEN_TIMEOUT_S) -> None:
+        """Check/create the topic and start reading at `next_offset` (None: first start)."""
+        ensure_signal_topic(self._settings, self.topic, timeout)
+        consumer = Consumer({
+            **self._settings,
+            "group.id": self._group,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": True,
+            "logger": KAFKA_LOG,
+            # Only used when a stored offset is out of range (the topic was recreated).
+            "auto.offset.reset": "earliest",
+        })
+        self._consumer = consumer
+        self._pending = []
+        if from_beginning and next_offset is None:
+            next_offset = 0
+        high = self._watermark(consumer, timeout)
+        if next_offset is not None and next_offset <= high:
+            self._next_offset = next_offset
+            consumer.assign([TopicPartition(self.topic, PARTITION, next_offset)])
+        else:
+            end, seen = self._scan_to_end(consumer, high, timeout)
+            if next_offset is None:  # first start: what is there now is not replayed
+                self._next_offset = end
+            elif next_offset <= end:
+                self._next_offset = next_offset
+                self._pending = [m for m in seen if _offset(m) >= next_offset]
+            else:
+                log.warning("signal topic %s: stored offset %d is past its end %d (was the "
+                            "topic recreated?); reading it from offset 0",
+                            self.topic, next_offset, end)
+                self._next_offset = 0
+                consumer.assign([TopicPartition(self.topic, PARTITION, 0)])
+        log.info("signal channel %s: reading from offset %d", self.topic, self._next_offset)
+
+    def _watermark(self, consumer: Consumer, timeout: float) -> int:
+        """The high watermark: only a lower bound of the end on Tansu (see _scan_to_end)."""
+        try:
+            _, high = consumer.get_watermark_offsets(
+                TopicPartition(self.topic, PARTITION), timeout=timeout)
+        except KafkaException as exc:
+            raise SignalChannelError(f"cannot read the end of signal topic {self.topic}: "
+                                     f"{_kafka_reason(exc)}") from None
+        return max(0, int(high))
+
+    def _scan_to_end(self, consumer: Consumer, start: int,
+                     timeout: float) -> tuple[int, list[Message]]:
+        """Read from `start` to the partition-EOF event: the true end and the records seen."""
+        consumer.assign([TopicPartition(self.topic, PARTITION, start)])
+        seen: list[Message] = []
+        end = start
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = consumer.poll(min(1.0, max(0.0, deadline - time.monotonic())))
+            if msg is None:
+                continue
+            err = msg.error()
+            if err is None:
+                seen.append(msg)
+                end = _offset(msg) + 1
+            elif err.code() == KafkaError._PARTITION_EOF:
+                return max(end, _offset(msg)), seen
+            elif err.fatal():
+                raise SignalChannelError(f"signal topic {self.topic}: {err.str()}")
+        raise SignalChannelError(f"signal topic {self.topic}: no end of partition seen in "
+                                 f"{timeout:.0f}s")
+
+    def poll(self, timeout: float = 0.0) -> list[ReceivedSignal]:
+        """Records that arrived since the last call, in order; waits at most `timeout` s."""
+        consumer = self._require_open()
+        received: list[ReceivedSignal] = []
+        batch, self._pending = self._pending, []
+        if not batch or len(batch) < MAX_BATCH:
+            batch += consumer.consume(num_messages=MAX_BATCH, timeout=0.0 if batch else timeout)
+        for msg in batch:
+            err = msg.error()
+            if err is not None:
+                self._on_error(err)
+                continue
+            offset = _offset(msg)
+            if msg.partition() != PARTITION or offset < self._next_offset:
+                continue  # already returned (duplicate delivery after a reset)
+            received.append(self._decode(offset, msg))
+            self._next_offset = offset + 1
+        return received
+
+    def _decode(self, offset: int, msg: Message) -> ReceivedSignal:
+        key: Any = msg.key()
+        value: Any = msg.value()
+        try:
+            signal = parse_signal(key, value, self.expected_key)
+        except SignalRejected as exc:
+            log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, exc.reason)
+            return ReceivedSignal(offset, None, exc.reason)
+        return ReceivedSignal(offset, signal, None)
+
+    def _on_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise SignalChannelError(f"signal topic {self.topic}: {err.str()}")
+        log.warning("signal topic %s: %s (retrying)", self.topic, err.str())
+
+    def _require_open(self) -> Consumer:
+        if self._consumer is None:
+            raise SignalChannelError("signal channel is not open")
+        return self._consumer
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _offset(msg: Message) -> int:
+    offset = msg.offset()
+    return -1 if offset is None else int(offset)
