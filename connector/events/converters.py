@@ -1,0 +1,139 @@
+"""Kafka Connect converters: JsonConverter (with or without schemas) and Confluent's Avro.
+
+A `Codec` is built once per (topic, Connect schema) and then only serializes payloads: the JSON
+codec splices each payload into the pre-serialized schema part instead of re-encoding it.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from connector.config import ConnectorConfig
+from connector.events.avro import avro_schema
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
+MAGIC_BYTE = b"\x00"
+
+SchemaIdLookup = Callable[[str, str], int]
+"""(subject, Avro schema JSON) -> schema id; normally the Schema Registry's register call."""
+
+
+class Codec(Protocol):
+    def encode(self, payload: dict[str, Any] | None) -> bytes | None: ...
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(value).decode("ascii")  # JsonConverter writes bytes as base64
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                          default=_json_default).encode
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON as Kafka Connect writes it (bytes become base64 strings)."""
+    return _dumps(value)
+
+
+class JsonCodec:
+    """JsonConverter: `{"schema":...,"payload":...}` when schemas are enabled, else payload."""
+
+    __slots__ = ("_prefix", "_schemas")
+
+    def __init__(self, schema: dict[str, Any], schemas_enable: bool) -> None:
+        self._schemas = schemas_enable
+        self._prefix = ('{"schema":' + dumps(schema) + ',"payload":') if schemas_enable else ""
+
+    def encode(self, payload: dict[str, Any] | None) -> bytes | None:
+        if payload is None:
+            return None  # JsonConverter turns a null value (tombstone) into null bytes
+        if self._schemas:
+            return (self._prefix + _dumps(payload) + "}").encode("utf-8")
+        return _dumps(payload).encode("utf-8")
+
+
+class AvroCodec:
+    """Confluent wire format: magic byte 0, 4-byte big-endian schema id, Avro binary body."""
+
+    __slots__ = ("_header", "_lookup", "_parsed", "_schema_json", "_subject")
+
+    def __init__(self, schema: dict[str, Any], subject: str, lookup: SchemaIdLookup) -> None:
+        import fastavro
+
+        avro = avro_schema(schema)
+        self._schema_json = json.dumps(avro, separators=(",", ":"))
+        self._parsed = fastavro.parse_schema(avro)
+        self._subject = subject
+        self._lookup = lookup
+        self._header: bytes | None = None
+
+    @property
+    def avro_schema_json(self) -> str:
+        return self._schema_json
+
+    def encode(self, payload: dict[str, Any] | None) -> bytes | None:
+        import fastavro
+
+        if payload is None:
+            return None
+        if self._header is None:
+            schema_id = self._lookup(self._subject, self._schema_json)
+            self._header = MAGIC_BYTE + schema_id.to_bytes(4, "big")
+        out = io.BytesIO()
+        out.write(self._header)
+        fastavro.schemaless_writer(out, self._parsed, payload)
+        return out.getvalue()
+
+
+def registry_lookup(url: str) -> SchemaIdLookup:
+    """Register schemas with a Confluent Schema Registry (ids cached by the client)."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    client = SchemaRegistryClient({"url": url})
+
+    def lookup(subject: str, schema_json: str) -> int:
+        return int(client.register_schema(subject, Schema(schema_json, "AVRO")))  # type: ignore[call-arg]
+    return lookup
+
+
+class CodecFactory:
+    """Chooses key and value codecs from key.converter / value.converter settings."""
+
+    def __init__(self, config: ConnectorConfig, lookup: SchemaIdLookup | None = None) -> None:
+        self._config = config
+        self._lookup = lookup
+        self._lookups: dict[str, SchemaIdLookup] = {}
+        for kind, converter in (("key", config.key_converter), ("value", config.value_converter)):
+            if converter not in (JSON_CONVERTER, AVRO_CONVERTER):
+                raise ValueError(f"{kind}.converter: unsupported converter {converter!r} "
+                                 f"(use {JSON_CONVERTER} or {AVRO_CONVERTER})")
+            if converter == AVRO_CONVERTER and lookup is None and not self._url(kind):
+                raise ValueError(f"{kind}.converter.schema.registry.url: required for Avro")
+
+    def _url(self, kind: str) -> str | None:
+        c = self._config
+        return c.key_schema_registry_url if kind == "key" else c.value_schema_registry_url
+
+    def _registry(self, kind: str) -> SchemaIdLookup:
+        if self._lookup is not None:
+            return self._lookup
+        url = self._url(kind)
+        assert url is not None
+        if url not in self._lookups:
+            self._lookups[url] = registry_lookup(url)
+        return self._lookups[url]
+
+    def codec(self, kind: str, topic: str, schema: dict[str, Any]) -> Codec:
+        c = self._config
+        converter = c.key_converter if kind == "key" else c.value_converter
+        if converter == AVRO_CONVERTER:
+            return AvroCodec(schema, f"{topic}-{kind}", self._registry(kind))
+        enabled = c.key_schemas_enable if kind == "key" else c.value_schemas_enable
+        return JsonCodec(schema, enabled)

@@ -1,0 +1,256 @@
+"""Debezium records: change envelopes per table, heartbeats, schema changes, transactions.
+
+Schemas and codecs are built once per `TableSchema` (cached); per row only the payload dict is
+built and serialized. Shapes follow Debezium 3.x MySQL output (Envelope schema version 2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from connector.config import ConnectorConfig
+from connector.events.converters import Codec, CodecFactory, SchemaIdLookup
+from connector.events.history import CHANGE_SCHEMA
+from connector.events.types import RowConverter, connect_field, field_mapping
+from connector.schema import TableSchema
+
+SOURCE_VERSION = "gtidmark-0.1.0"
+Record = tuple[str, bytes | None, bytes | None]
+
+
+@dataclass(slots=True)
+class SourceInfo:
+    """Where an event came from (Debezium's `source` block)."""
+
+    ts_ms: int
+    db: str
+    table: str | None
+    server_id: int
+    gtid: str | None
+    file: str
+    pos: int
+    row: int
+    thread: int | None
+    query: str | None
+    snapshot: str = "false"  # "false" | "incremental" | "true" | "last"
+
+
+def _f(type_: str, field: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
+    return {"type": type_, "optional": optional, **extra, "field": field}
+
+
+def source_schema(connector: str) -> dict[str, Any]:
+    snapshot = _f("string", "snapshot", True, name="io.debezium.data.Enum", version=1,
+                  parameters={"allowed": "true,last,false,incremental"}, default="false")
+    return {
+        "type": "struct",
+        "fields": [
+            _f("string", "version"), _f("string", "connector"), _f("string", "name"),
+            _f("int64", "ts_ms"), snapshot, _f("string", "db"),
+            _f("string", "sequence", True), _f("int64", "ts_us", True),
+            _f("int64", "ts_ns", True), _f("string", "table", True), _f("int64", "server_id"),
+            _f("string", "gtid", True), _f("string", "file"), _f("int64", "pos"),
+            _f("int32", "row"), _f("int64", "thread", True), _f("string", "query", True),
+        ],
+        "optional": False,
+        "name": f"io.debezium.connector.{connector}.Source",
+    }
+
+
+TRANSACTION_BLOCK = {
+    "type": "struct",
+    "fields": [_f("string", "id"), _f("int64", "total_order"),
+               _f("int64", "data_collection_order")],
+    "optional": True, "name": "event.block", "version": 1,
+}
+
+
+class _SourceStruct:
+    """Builds the `source` payload; the constant fields are bound once."""
+
+    __slots__ = ("_connector", "_name")
+
+    def __init__(self, connector: str, name: str) -> None:
+        self._connector = connector
+        self._name = name
+
+    def __call__(self, s: SourceInfo) -> dict[str, Any]:
+        return {
+            "version": SOURCE_VERSION, "connector": self._connector, "name": self._name,
+            "ts_ms": s.ts_ms, "snapshot": s.snapshot, "db": s.db, "sequence": None,
+            "ts_us": s.ts_ms * 1000, "ts_ns": s.ts_ms * 1_000_000, "table": s.table,
+            "server_id": s.server_id, "gtid": s.gtid, "file": s.file, "pos": s.pos,
+            "row": s.row, "thread": s.thread, "query": s.query,
+        }
+
+
+class TableEncoder:
+    """Key and value serialization for one table at one schema version."""
+
+    def __init__(self, config: ConnectorConfig, codecs: CodecFactory, source: _SourceStruct,
+                 schema: TableSchema, key_columns: tuple[str, ...]) -> None:
+        prefix = config.topic_prefix
+        self.topic = f"{prefix}.{schema.db}.{schema.table}"
+        self.schema = schema
+        self.key_columns = key_columns
+        excluded = [re.compile(p, re.IGNORECASE) for p in config.column_exclude_list]
+        value_cols = [c for c in schema.columns
+                      if not any(p.fullmatch(f"{schema.db}.{schema.table}.{c.name}")
+                                 for p in excluded)]
+        dec, tpm = config.decimal_handling_mode, config.time_precision_mode
+        value_maps = [field_mapping(c, dec, tpm) for c in value_cols]
+        self._row = RowConverter(value_cols, value_maps)
+        row_schema = {
+            "type": "struct", "fields": [connect_field(c, m) for c, m in zip(value_cols,
+                                                                             value_maps)],
+            "optional": True, "name": f"{self.topic}.Value",
+        }
+        envelope = {
+            "type": "struct",
+            "fields": [
+                {**row_schema, "field": "before"}, {**row_schema, "field": "after"},
+                {**source_schema(config.flavour), "field": "source"},
+                {**TRANSACTION_BLOCK, "field": "transaction"},
+                _f("string", "op"), _f("int64", "ts_ms", True), _f("int64", "ts_us", True),
+                _f("int64", "ts_ns", True),
+            ],
+            "optional": False, "name": f"{self.topic}.Envelope", "version": 2,
+        }
+        self.value_schema = envelope
+        self._value_codec: Codec = codecs.codec("value", self.topic, envelope)
+        self._source = source
+        self._key: RowConverter | None = None
+        self._key_codec: Codec | None = None
+        self.key_schema: dict[str, Any] | None = None
+        if key_columns:
+            key_cols = [schema.column(n) for n in key_columns]
+            key_maps = [field_mapping(c, dec, tpm) for c in key_cols]
+            self._key = RowConverter(key_cols, key_maps)
+            self.key_schema = {
+                "type": "struct",
+                "fields": [connect_field(c, m) for c, m in zip(key_cols, key_maps)],
+                "optional": False, "name": f"{self.topic}.Key",
+            }
+            self._key_codec = codecs.codec("key", self.topic, self.key_schema)
+
+    def key_values(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        """The raw key tuple (as decoded) for snapshot windows and deduplication."""
+        return tuple(row[n] for n in self.key_columns)
+
+    def key(self, row: dict[str, Any]) -> bytes | None:
+        if self._key is None or self._key_codec is None:
+            return None  # Debezium writes null keys for tables without a primary key
+        return self._key_codec.encode(self._key(row))
+
+    def value(self, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
+              source: SourceInfo, ts_ms: int,
+              transaction: dict[str, Any] | None = None) -> bytes:
+        payload = {
+            "before": None if before is None else self._row(before),
+            "after": None if after is None else self._row(after),
+            "source": self._source(source),
+            "transaction": transaction,
+            "op": op,
+            "ts_ms": ts_ms, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000,
+        }
+        out = self._value_codec.encode(payload)
+        assert out is not None
+        return out
+
+    def row_values(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The converted column values of `row` as they appear in `before`/`after`."""
+        return self._row(row)
+
+
+HEARTBEAT_KEY = {"type": "struct", "fields": [_f("string", "serverName")], "optional": False,
+                 "name": "io.debezium.connector.common.ServerNameKey", "version": 1}
+HEARTBEAT_VALUE = {"type": "struct", "fields": [_f("int64", "ts_ms")], "optional": False,
+                   "name": "io.debezium.connector.common.Heartbeat", "version": 1}
+TX_KEY = {"type": "struct", "fields": [_f("string", "id")], "optional": False,
+          "name": "io.debezium.connector.common.TransactionMetadataKey", "version": 1}
+TX_COLLECTION = {"type": "struct", "fields": [_f("string", "data_collection"),
+                                              _f("int64", "event_count")],
+                 "optional": True, "name": "event.collection", "version": 1}
+TX_VALUE = {
+    "type": "struct",
+    "fields": [
+        _f("string", "status"), _f("string", "id"), _f("int64", "event_count", True),
+        {"type": "array", "items": TX_COLLECTION, "optional": True, "field": "data_collections"},
+        _f("int64", "ts_ms"),
+    ],
+    "optional": False, "name": "io.debezium.connector.common.TransactionMetadataValue",
+    "version": 1,
+}
+
+
+class EventEncoder:
+    """Entry point: one per connector; hands out cached `TableEncoder`s."""
+
+    def __init__(self, config: ConnectorConfig, schema_ids: SchemaIdLookup | None = None) -> None:
+        self.config = config
+        self._codecs = CodecFactory(config, schema_ids)
+        self._source = _SourceStruct(config.flavour, config.topic_prefix)
+        self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}
+        flavour = config.flavour
+        self._hb = (self._codecs.codec("key", config.heartbeat_topic, HEARTBEAT_KEY),
+                    self._codecs.codec("value", config.heartbeat_topic, HEARTBEAT_VALUE))
+        self._tx = (self._codecs.codec("key", config.transaction_topic, TX_KEY),
+                    self._codecs.codec("value", config.transaction_topic, TX_VALUE))
+        change_key = {"type": "struct", "fields": [_f("string", "databaseName")],
+                      "optional": False, "version": 1,
+                      "name": f"io.debezium.connector.{flavour}.SchemaChangeKey"}
+        change_value = {
+            "type": "struct",
+            "fields": [
+                {**source_schema(flavour), "field": "source"}, _f("int64", "ts_ms"),
+                _f("string", "databaseName", True), _f("string", "schemaName", True),
+                _f("string", "ddl", True),
+                {"type": "array", "items": CHANGE_SCHEMA, "optional": False,
+                 "field": "tableChanges"},
+            ],
+            "optional": False, "version": 1,
+            "name": f"io.debezium.connector.{flavour}.SchemaChangeValue",
+        }
+        self._change = (self._codecs.codec("key", config.topic_prefix, change_key),
+                        self._codecs.codec("value", config.topic_prefix, change_value))
+
+    def table(self, schema: TableSchema,
+              key_columns: tuple[str, ...] | None = None) -> TableEncoder:
+        """The encoder for `schema`; `key_columns` overrides the primary key (surrogate key)."""
+        cache_key = (schema, key_columns)
+        encoder = self._tables.get(cache_key)
+        if encoder is None:
+            keys = tuple(key_columns) if key_columns else schema.primary_key
+            encoder = TableEncoder(self.config, self._codecs, self._source, schema, keys)
+            if len(self._tables) >= 4096:  # old schema versions after many DDLs
+                self._tables.clear()
+            self._tables[cache_key] = encoder
+        return encoder
+
+    def heartbeat(self, ts_ms: int) -> Record:
+        key, value = self._hb
+        return (self.config.heartbeat_topic,
+                key.encode({"serverName": self.config.topic_prefix}),
+                value.encode({"ts_ms": ts_ms}))
+
+    def schema_change(self, source: SourceInfo, ddl: str, db: str,
+                      table_changes: list[dict[str, Any]]) -> Record:
+        key, value = self._change
+        payload = {"source": self._source(source), "ts_ms": source.ts_ms, "databaseName": db,
+                   "schemaName": None, "ddl": ddl, "tableChanges": table_changes}
+        return (self.config.topic_prefix, key.encode({"databaseName": db}),
+                value.encode(payload))
+
+    def transaction(self, status: str, txid: str, ts_ms: int, event_count: int,
+                    per_table: dict[str, int]) -> Record:
+        key, value = self._tx
+        end = status == "END"
+        payload = {
+            "status": status, "id": txid, "event_count": event_count if end else None,
+            "data_collections": [{"data_collection": t, "event_count": n}
+                                 for t, n in per_table.items()] if end else None,
+            "ts_ms": ts_ms,
+        }
+        return (self.config.transaction_topic, key.encode({"id": txid}), value.encode(payload))
