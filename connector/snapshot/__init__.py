@@ -1,0 +1,1 @@
+"""Read-only incremental snapshots: chunk SQL, DBLog windows, and their coordination."""
