@@ -1,0 +1,101 @@
+"""SQL for reading a table in primary-key chunks; SELECT only, nothing that locks or writes.
+
+Composite keys use the expanded predicate `(k1 > ?) OR (k1 = ? AND k2 > ?) ...` rather than
+a row comparison, which older MySQL/MariaDB optimizers do not turn into an index range.
+Every query comes with a parameter list (maybe empty): always pass it to `execute`, since
+`%` in names and conditions is escaped for pymysql's `%s` formatting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from connector.snapshot.window import Key
+
+__all__ = ["chunk_query", "count_estimate_query", "key_predicate", "max_key_query",
+           "quote_ident"]
+
+
+def quote_ident(name: str) -> str:
+    """A MySQL identifier in backticks (a backtick inside is doubled)."""
+    if not name or "\x00" in name:
+        raise ValueError(f"not a usable identifier: {name!r}")
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _pct(sql: str) -> str:
+    """Escape `%` for pymysql's parameter formatting."""
+    return sql.replace("%", "%%")
+
+
+def _table(db: str, table: str) -> str:
+    return _pct(f"{quote_ident(db)}.{quote_ident(table)}")
+
+
+def _columns(key_columns: Sequence[str]) -> list[str]:
+    if not key_columns:
+        raise ValueError("a chunk needs at least one key column")
+    return [_pct(quote_ident(c)) for c in key_columns]
+
+
+def key_predicate(key_columns: Sequence[str], bound: Key,
+                  op: Literal[">", ">=", "<", "<="]) -> tuple[str, list[Any]]:
+    """`(k1,..,kn) op bound` in lexicographic key order, expanded into ANDs and ORs."""
+    cols = _columns(key_columns)
+    if len(bound) != len(cols):
+        raise ValueError(f"key {bound!r} does not match key columns {list(key_columns)}")
+    strict = op[0]
+    terms: list[str] = []
+    params: list[Any] = []
+    for i, col in enumerate(cols):
+        last = i == len(cols) - 1
+        parts = [f"{c} = %s" for c in cols[:i]]
+        parts.append(f"{col} {op if last else strict} %s")
+        params.extend(bound[: i + 1])
+        terms.append("(" + " AND ".join(parts) + ")")
+    return " OR ".join(terms), params
+
+
+def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | None,
+                condition: str | None, limit: int, upto: Key | None = None,
+                ) -> tuple[str, list[Any]]:
+    """The next chunk: rows with key > `after` (and <= `upto`), in key order, `limit` rows."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"chunk limit must be a positive integer, not {limit!r}")
+    cols = _columns(key_columns)
+    where: list[str] = []
+    params: list[Any] = []
+    if after is not None:
+        sql, args = key_predicate(key_columns, after, ">")
+        where.append(f"({sql})")
+        params += args
+    if upto is not None:
+        sql, args = key_predicate(key_columns, upto, "<=")
+        where.append(f"({sql})")
+        params += args
+    if condition:
+        where.append(f"({_pct(condition)})")
+    query = f"SELECT * FROM {_table(db, table)}"
+    if where:
+        query += " WHERE " + " AND ".join(where)
+    query += " ORDER BY " + ", ".join(f"{c} ASC" for c in cols) + f" LIMIT {limit}"
+    return query, params
+
+
+def max_key_query(db: str, table: str, key_columns: Sequence[str],
+                  condition: str | None) -> tuple[str, list[Any]]:
+    """The largest key now (where the snapshot of this table ends); no row if empty."""
+    cols = _columns(key_columns)
+    query = f"SELECT {', '.join(cols)} FROM {_table(db, table)}"
+    if condition:
+        query += f" WHERE ({_pct(condition)})"
+    query += " ORDER BY " + ", ".join(f"{c} DESC" for c in cols) + " LIMIT 1"
+    return query, []
+
+
+def count_estimate_query(db: str, table: str) -> tuple[str, list[Any]]:
+    """The optimizer's row estimate (cheap; exact counts would scan the table)."""
+    sql = ("SELECT TABLE_ROWS FROM information_schema.TABLES "
+           "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s")
+    return sql, [db, table]
