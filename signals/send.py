@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
 import uuid
@@ -26,7 +27,7 @@ from signals.channel import (
 from signals.models import Signal, SignalRejected, parse_signal, signal_from_value
 
 SEND_TIMEOUT_S = 15.0
-EXIT_OK, EXIT_RUNTIME = 0, 1
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 # `gtidmark signal` prints one line; librdkafka's connection chatter goes to DEBUG.
 _CLIENT_LOG = logging.getLogger("signals.send.kafka")
 # Model locations in a rejection reason, as the CLI option that carries them.
@@ -127,9 +128,11 @@ def send_signal(config: ConnectorConfig, signal: Signal,
 
 
 def send_from_args(config: ConnectorConfig, args: argparse.Namespace) -> int:
-    """The `gtidmark signal` subcommand: exit 0 sent, 2 bad arguments, 1 Kafka failure."""
-    from connector.cli import UsageError  # the CLI imports this module lazily: no cycle
+    """The `gtidmark signal` subcommand: exit 0 sent, 2 bad arguments, 1 Kafka failure.
 
+    Usage errors are printed here rather than raised as connector.cli.UsageError: under
+    `python -m connector.cli` that class exists twice (`__main__` and `connector.cli`).
+    """
     action = str(args.action)
     try:
         signal = build_signal(
@@ -142,7 +145,8 @@ def send_from_args(config: ConnectorConfig, args: argparse.Namespace) -> int:
             message=getattr(args, "message", None),
         )
     except SignalRejected as exc:
-        raise UsageError(f"signal {action}: {_as_options(action, exc.reason)}") from None
+        print(f"error: signal {action}: {_as_options(action, exc.reason)}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         offset = send_signal(config, signal, SEND_TIMEOUT_S)
     except (SignalChannelError, SignalSendError, KafkaException) as exc:
@@ -156,6 +160,8 @@ def send_from_args(config: ConnectorConfig, args: argparse.Namespace) -> int:
 def _as_options(action: str, reason: str) -> str:
     """A model rejection reason in the words of the command line."""
     reason = reason.removeprefix(f"{action}: ")
+    reason = re.sub(r"^data\.additional-conditions\[(\d+)\](\.filter|\.data-collection)?",
+                    lambda m: f"--condition #{int(m.group(1)) + 1}", reason)
     for location, option in _OPTION_NAMES:
         if reason.startswith(location):
             return option + reason[len(location):]
