@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pymysqlreplication").setLevel(logging.WARNING)
     try:
         return _dispatch(args)
     except ConfigError as exc:

@@ -142,8 +142,9 @@ class MariaDb:
 
     def root(self, database: str | None = None, **kwargs: Any) -> pymysql.connections.Connection:
         """A root connection over the socket (test setup only; never used by the connector)."""
+        settings: dict[str, Any] = {"autocommit": True, **kwargs}
         return pymysql.connect(unix_socket=str(self.socket), user="root", password="",
-                               database=database, autocommit=True, **kwargs)
+                               database=database, **settings)
 
     def execute(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
         conn = self.root()

@@ -1,0 +1,1 @@
+"""Binlog side of the pipeline: the reader thread, DDL recognition, schema history."""

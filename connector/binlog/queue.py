@@ -1,0 +1,47 @@
+"""The hand-over between the reader thread and the engine (Debezium's ChangeEventQueue).
+
+A transaction is visible to the engine the moment it is complete; the engine takes all
+that is pending in one call, so batching costs no latency. The reader blocks when the
+engine is behind by more than `max_rows` rows (back-pressure, bounded memory).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class ChangeQueue(Generic[T]):
+    def __init__(self, max_rows: int = 20_000) -> None:
+        self._items: list[T] = []
+        self._rows = 0
+        self._max_rows = max_rows
+        self._cond = threading.Condition()
+        self.failure: str | None = None
+
+    def put(self, item: T, rows: int, stopping: threading.Event) -> None:
+        with self._cond:
+            while self._rows >= self._max_rows and not stopping.is_set():
+                self._cond.wait(0.2)
+            self._items.append(item)
+            self._rows += rows
+            self._cond.notify_all()
+
+    def fail(self, reason: str) -> None:
+        with self._cond:
+            self.failure = reason
+            self._cond.notify_all()
+
+    def take(self, timeout: float) -> list[T]:
+        """Everything pending, waiting up to `timeout` seconds when nothing is."""
+        with self._cond:
+            if not self._items and self.failure is None:
+                self._cond.wait(timeout)
+            items, self._items, self._rows = self._items, [], 0
+            self._cond.notify_all()
+            return items
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,110 @@
+"""The producer side: sends records to Kafka and tracks which ones Kafka acknowledged.
+
+Every record gets a sequence number; `acked_through` is the highest n such that all
+records up to n are acknowledged. Offsets are committed only up to that point. Delivery
+never times out (message.timeout.ms=0), so a paused broker stalls the connector instead
+of dropping records; a failed delivery is fatal and stops the connector without
+committing past it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+log = logging.getLogger(__name__)
+
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 20,
+    "batch.num.messages": 10_000,
+    "queue.buffering.max.messages": 500_000,
+    "queue.buffering.max.kbytes": 1_048_576,
+    "message.timeout.ms": 0,
+    "partitioner": "murmur2_random",  # the Java client's partitioner: same key, same partition
+}
+
+
+class DeliveryFailed(RuntimeError):
+    """Kafka refused a record for good; the connector stops without committing past it."""
+
+
+class Sink:
+    def __init__(self, settings: dict[str, str]) -> None:
+        self._producer = Producer({**PRODUCER_DEFAULTS, **settings,
+                                   "error_cb": self._on_error})
+        self._next_seq = 0
+        self._acked_through = -1
+        self._acked_ahead: set[int] = set()
+        self.failure: str | None = None
+        self._last_error: str | None = None
+
+    @property
+    def produced(self) -> int:
+        """How many records have been handed to the producer so far."""
+        return self._next_seq
+
+    @property
+    def acked_through(self) -> int:
+        return self._acked_through
+
+    def all_acked(self, upto: int) -> bool:
+        """True when every record with sequence number < `upto` is acknowledged."""
+        return self._acked_through >= upto - 1
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        seq = self._next_seq
+        self._next_seq += 1
+        while True:
+            try:
+                self._producer.produce(topic, value, key,
+                                       on_delivery=lambda err, msg: self._on_delivery(seq, err,
+                                                                                      msg))
+                return
+            except BufferError:
+                self._wait_for_room()
+
+    def _wait_for_room(self) -> None:
+        self._producer.poll(0.1)
+        self._check()
+
+    def _on_delivery(self, seq: int, err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            self.failure = f"delivery to {msg.topic()} failed: {err.str()}"
+            return
+        if seq == self._acked_through + 1:
+            self._acked_through = seq
+            ahead = self._acked_ahead
+            while self._acked_through + 1 in ahead:
+                self._acked_through += 1
+                ahead.discard(self._acked_through)
+        else:
+            self._acked_ahead.add(seq)
+
+    def _on_error(self, err: KafkaError) -> None:
+        text = err.str()
+        if text != self._last_error:
+            log.warning("kafka: %s", text)
+            self._last_error = text
+        if err.fatal():
+            self.failure = f"kafka producer fatal error: {text}"
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise DeliveryFailed(self.failure)
+
+    def poll(self, timeout: float = 0.0) -> None:
+        self._producer.poll(timeout)
+        self._check()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for every record to be acknowledged."""
+        remaining = self._producer.flush(timeout)
+        self._check()
+        return remaining == 0 and self.all_acked(self._next_seq)
+
+    def in_flight(self) -> int:
+        return len(self._producer)

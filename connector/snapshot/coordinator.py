@@ -1,0 +1,389 @@
+"""The incremental snapshot coordinator: DBLog's chunk loop beside the binlog stream.
+
+For each chunk: read the low watermark, SELECT the next chunk by key, read the high
+watermark, and open a window. While the stream is inside the window, every row change of
+the chunked table drops the chunk row with that key (the change event carries newer
+state). When the stream has applied every transaction up to the high watermark, the
+remaining rows go out as op=r. A DDL on the chunked table discards the chunk; it is
+selected again with new watermarks. No locks, no writes: SELECTs and variable reads only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pymysql
+
+from connector.config import ConnectorConfig
+from connector.events.envelope import EventEncoder, SourceInfo
+from connector.filters import TableFilter
+from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.kafka import TopicAdmin
+from connector.schema import TableSchema, schema_from_information_schema
+from connector.sink import Sink
+from connector.snapshot.chunks import chunk_query, max_key_query, quote_ident
+from connector.snapshot.progress import TableProgress
+from connector.snapshot.watermarks import read_high, read_low
+from connector.snapshot.window import ChunkWindow
+from signals.channel import ReceivedSignal
+from signals.models import (
+    ExecuteSnapshot,
+    Log,
+    PauseSnapshot,
+    ResumeSnapshot,
+    SetThrottle,
+    StopSnapshot,
+    collection_matches,
+)
+
+log = logging.getLogger("gtidmark.snapshot")
+
+PROGRESS_LOG_INTERVAL = 10.0
+
+
+class SnapshotCoordinator:
+    def __init__(self, config: ConnectorConfig, encoder: EventEncoder, sink: Sink,
+                 table_filter: TableFilter, admin: TopicAdmin,
+                 connect: Callable[[], pymysql.connections.Connection]) -> None:
+        self._config = config
+        self._encoder = encoder
+        self._sink = sink
+        self._filter = table_filter
+        self._admin = admin
+        self._connect = connect
+        self._conn: pymysql.connections.Connection | None = None
+        self.snapshot_id: str | None = None
+        self.queue: list[TableProgress] = []
+        self.paused = False
+        self.chunk_size = config.chunk_size
+        self.chunk_delay_ms = config.chunk_delay_ms
+        self._pending_initial = False
+        self._window: ChunkWindow | None = None
+        self._window_key: tuple[Any, ...] | None = None  # last key of the buffered chunk
+        self._window_full = False
+        self._schema: TableSchema | None = None
+        self._key_columns: tuple[str, ...] = ()
+        self.watched_table: str | None = None
+        self._next_chunk_at = 0.0
+        self._next_log = 0.0
+        self._file = ""
+        self._pos = 0
+        self.completed: list[str] = []
+
+    # -- offsets -----------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any] | None:
+        if not self.queue and not self._pending_initial:
+            return None
+        return {"id": self.snapshot_id, "paused": self.paused, "chunk_size": self.chunk_size,
+                "chunk_delay_ms": self.chunk_delay_ms, "initial": self._pending_initial,
+                "tables": [t.to_json() for t in self.queue]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.snapshot_id = state.get("id")
+        self.paused = bool(state.get("paused"))
+        self.chunk_size = int(state.get("chunk_size", self.chunk_size))
+        self.chunk_delay_ms = int(state.get("chunk_delay_ms", self.chunk_delay_ms))
+        self._pending_initial = bool(state.get("initial"))
+        self.queue = [TableProgress.from_json(t) for t in state.get("tables", [])]
+        if self.queue:
+            log.info("snapshot %s resumes%s: %s", self.snapshot_id,
+                     " (paused)" if self.paused else "",
+                     "; ".join(t.describe() for t in self.queue))
+
+    def start_initial(self) -> None:
+        """snapshot.mode=initial: every captured table, listed on the first step."""
+        self._pending_initial = True
+        self.snapshot_id = f"initial-{uuid.uuid4()}"
+
+    # -- signals -----------------------------------------------------------------------
+
+    def on_signal(self, received: ReceivedSignal) -> None:
+        signal = received.signal
+        if signal is None:
+            return
+        if isinstance(signal, ExecuteSnapshot):
+            self._execute(signal)
+        elif isinstance(signal, StopSnapshot):
+            self._stop(signal.data_collections)
+        elif isinstance(signal, PauseSnapshot):
+            self.paused = True
+            log.info("snapshot paused (signal at offset %d)", received.offset)
+        elif isinstance(signal, ResumeSnapshot):
+            self.paused = False
+            log.info("snapshot resumed (signal at offset %d)", received.offset)
+        elif isinstance(signal, SetThrottle):
+            if signal.chunk_size is not None:
+                self.chunk_size = signal.chunk_size
+            if signal.chunk_delay_ms is not None:
+                self.chunk_delay_ms = signal.chunk_delay_ms
+            log.info("snapshot throttle: chunk size %d, delay %d ms", self.chunk_size,
+                     self.chunk_delay_ms)
+        elif isinstance(signal, Log):
+            log.info("signal log: %s", signal.message)
+
+    def _execute(self, signal: ExecuteSnapshot) -> None:
+        if signal.snapshot_type != "incremental":
+            log.warning("execute-snapshot type %r refused: only incremental snapshots run "
+                        "(streaming never stops)", signal.snapshot_type)
+            return
+        try:
+            tables = self._captured_tables()
+        except pymysql.MySQLError as exc:
+            log.warning("execute-snapshot skipped: cannot list tables (%s)", exc)
+            return
+        queued = {t.table for t in self.queue}
+        added: list[str] = []
+        for pattern in signal.data_collections:
+            matches = [t for t in tables if collection_matches(pattern, t)]
+            if not matches:
+                log.warning("execute-snapshot: %r matches no captured table; skipped", pattern)
+            for table in matches:
+                if table in queued:
+                    continue
+                condition = signal.condition_for(table)
+                if condition is not None and not self._condition_valid(table, condition):
+                    continue
+                queued.add(table)
+                added.append(table)
+                self.queue.append(TableProgress(table=table, condition=condition,
+                                                surrogate_key=signal.surrogate_key))
+        if added:
+            self.snapshot_id = self.snapshot_id or signal.id or str(uuid.uuid4())
+            log.info("snapshot %s: queued %s", self.snapshot_id, ", ".join(added))
+
+    def _condition_valid(self, table: str, condition: str) -> bool:
+        db, name = table.split(".", 1)
+        sql = f"SELECT 1 FROM {quote_ident(db)}.{quote_ident(name)} WHERE ({condition}) LIMIT 0"
+        try:
+            with self._cursor() as cur:
+                cur.execute(sql)
+                cur.fetchall()
+        except pymysql.MySQLError as exc:
+            log.warning("execute-snapshot: filter for %s is not valid SQL (%s); table skipped",
+                        table, exc.args[-1] if exc.args else exc)
+            return False
+        return True
+
+    def _stop(self, collections: list[str]) -> None:
+        if not collections:
+            stopped = [t.table for t in self.queue]
+            self.queue.clear()
+            self._pending_initial = False
+        else:
+            stopped = [t.table for t in self.queue
+                       if any(collection_matches(p, t.table) for p in collections)]
+            self.queue = [t for t in self.queue if t.table not in stopped]
+        if self._window is not None and self._window.table_id in stopped:
+            self._drop_window()
+        log.info("snapshot stopped for %s", ", ".join(stopped) or "nothing (none running)")
+
+    # -- the stream's side ---------------------------------------------------------------
+
+    def wants_cpu(self) -> bool:
+        """True when the next chunk can be selected now (the engine should not idle)."""
+        return bool(self.queue or self._pending_initial) and not self.paused and \
+            self._window is None and time.monotonic() >= self._next_chunk_at
+
+    def on_row_change(self, table_id: str, gtid: MariaGtid, row: dict[str, Any]) -> None:
+        window = self._window
+        if window is not None and table_id == self.watched_table:
+            window.on_row_change(table_id, gtid, tuple(row[c] for c in self._key_columns))
+
+    def on_ddl(self, table_id: str, kind: str) -> None:
+        if self._window is not None and self._window.table_id == table_id:
+            log.info("DDL (%s) on %s while its chunk was buffered: selecting it again",
+                     kind, table_id)
+            self._drop_window()
+        if kind in ("DROP",):
+            if any(t.table == table_id for t in self.queue):
+                log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
+                self.queue = [t for t in self.queue if t.table != table_id]
+        self._schema = None if self.queue and self.queue[0].table == table_id else self._schema
+
+    def after_transaction(self, processed: MariaDbGtidPos, file: str = "", pos: int = 0) -> None:
+        self._file, self._pos = file or self._file, pos or self._pos
+        window = self._window
+        if window is not None and window.ready(processed):
+            self._emit(window)
+
+    def step(self, processed: MariaDbGtidPos, caught_up: bool) -> None:
+        """Open the next chunk's window when none is open; close it at once if ready."""
+        if self._window is not None:
+            if self._window.ready(processed):
+                self._emit(self._window)
+            return
+        if not self.wants_cpu():
+            return
+        try:
+            if self._pending_initial:
+                self._queue_all_tables()
+            if not self.queue:
+                return
+            self._select_chunk()
+        except pymysql.MySQLError as exc:
+            log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
+                        self.queue[0].table if self.queue else "?", exc)
+            self._close_conn()
+            self._next_chunk_at = time.monotonic() + 1.0
+            return
+        if self._window is not None and self._window.ready(processed):
+            self._emit(self._window)
+
+    # -- chunks --------------------------------------------------------------------------
+
+    def _cursor(self) -> Any:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn.cursor()
+
+    def _close_conn(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._conn = None
+
+    def _captured_tables(self) -> list[str]:
+        with self._cursor() as cur:
+            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                        "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME")
+            rows = cur.fetchall()
+        return [f"{db}.{t}" for db, t in rows if self._filter.captured(db, t)]
+
+    def _queue_all_tables(self) -> None:
+        tables = self._captured_tables()
+        self._pending_initial = False
+        self.queue = [TableProgress(table=t) for t in tables]
+        log.info("initial snapshot %s of %d tables: %s", self.snapshot_id, len(tables),
+                 ", ".join(tables) or "none")
+
+    def _prepare_table(self, progress: TableProgress) -> bool:
+        """Schema, key columns, max key and size estimate; False when the table is skipped."""
+        db, table = progress.table.split(".", 1)
+        assert self._conn is not None
+        schema = schema_from_information_schema(self._conn, db, table)
+        if progress.surrogate_key:
+            if progress.surrogate_key not in [c.name for c in schema.columns]:
+                log.warning("snapshot of %s skipped: surrogate key %r is not a column",
+                            progress.table, progress.surrogate_key)
+                return False
+            keys: tuple[str, ...] = (progress.surrogate_key,)
+        elif schema.primary_key:
+            keys = schema.primary_key
+        else:
+            log.warning("snapshot of %s skipped: no primary key; send execute-snapshot with "
+                        "surrogate-key", progress.table)
+            return False
+        self._schema, self._key_columns = schema, keys
+        if progress.max_key is None:
+            sql, params = max_key_query(db, table, keys, progress.condition)
+            with self._cursor() as cur:
+                cur.execute(sql, params)
+                row = cur.fetchone()
+                progress.max_key = tuple(row) if row else ()
+                cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE "
+                            "TABLE_SCHEMA = %s AND TABLE_NAME = %s", (db, table))
+                est = cur.fetchone()
+                progress.estimate = int(est[0] or 0) if est else 0
+            progress.started = time.time()
+            log.info("snapshot of %s starts: about %d rows, key %s", progress.table,
+                     progress.estimate, ", ".join(keys))
+        return True
+
+    def _select_chunk(self) -> None:
+        if self._conn is None:
+            self._conn = self._connect()
+        while self.queue:
+            progress = self.queue[0]
+            if self._schema is None or self._schema.id != progress.table:
+                if not self._prepare_table(progress):
+                    self._finish_table(skipped=True)
+                    continue
+            if progress.max_key == ():
+                self._finish_table()
+                continue
+            break
+        else:
+            return
+        assert self._schema is not None
+        db, table = progress.table.split(".", 1)
+        flavour = self._config.flavour
+        sql, params = chunk_query(db, table, self._key_columns, progress.last_key,
+                                  progress.condition, self.chunk_size)
+        with self._cursor() as cur:
+            low = read_low(cur, flavour)
+            cur.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+            high = read_high(cur, flavour)
+        if names != [c.name for c in self._schema.columns]:
+            log.info("columns of %s changed since its schema was read; reading it again",
+                     progress.table)
+            self._schema = None
+            return
+        key_idx = [names.index(c) for c in self._key_columns]
+        buffered = {tuple(r[i] for i in key_idx): dict(zip(names, r)) for r in rows}
+        last = tuple(rows[-1][i] for i in key_idx) if rows else None
+        self._window_key = last
+        self._window_full = len(rows) >= self.chunk_size
+        self._window = ChunkWindow(progress.table, buffered, low, high)
+        self.watched_table = progress.table
+
+    def _drop_window(self) -> None:
+        if self._window is not None:
+            self._window.discard()
+        self._window = None
+        self.watched_table = None
+
+    def _emit(self, window: ChunkWindow) -> None:
+        rows = window.close()
+        self._window = None
+        self.watched_table = None
+        progress = self.queue[0]
+        assert self._schema is not None
+        enc = self._encoder.table(self._schema, self._key_columns
+                                  if progress.surrogate_key else None)
+        self._admin.ensure([enc.topic])
+        now_ms = int(time.time() * 1000)
+        source = SourceInfo(ts_ms=now_ms, db=self._schema.db, table=self._schema.table,
+                            server_id=0, gtid=None, file=self._file, pos=self._pos, row=0,
+                            thread=None, query=None, snapshot="incremental")
+        send = self._sink.send
+        topic = enc.topic
+        for row in rows:
+            send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
+        progress.rows += len(rows)
+        progress.last_key = self._window_key
+        # Key order is the server's collation, not Python's: compare only for equality.
+        done = (not self._window_full or progress.last_key is None or
+                progress.last_key == progress.max_key)
+        if done:
+            self._finish_table()
+        self._next_chunk_at = time.monotonic() + self.chunk_delay_ms / 1000.0
+
+    def _finish_table(self, skipped: bool = False) -> None:
+        progress = self.queue.pop(0)
+        self._schema = None
+        if not skipped:
+            log.info("snapshot of %s complete: %d rows in %.1fs", progress.table, progress.rows,
+                     time.time() - progress.started)
+            self.completed.append(progress.table)
+        if not self.queue:
+            log.info("snapshot %s finished", self.snapshot_id)
+            self.snapshot_id = None
+
+    def log_progress(self) -> None:
+        now = time.monotonic()
+        if not self.queue or now < self._next_log:
+            return
+        self._next_log = now + PROGRESS_LOG_INTERVAL
+        head = self.queue[0]
+        rest = len(self.queue) - 1
+        log.info("snapshot%s %s%s", " (paused)" if self.paused else "", head.describe(),
+                 f"; {rest} more table(s) queued" if rest else "")

@@ -1,0 +1,69 @@
+"""`gtidmark status`: committed position, snapshot progress and lag, from the offsets topic."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pymysql
+
+from connector.config import ConnectorConfig
+from connector.kafka import TopicAdmin
+from connector.offsets import OffsetStore
+from connector.snapshot.progress import TableProgress
+
+
+def collect_status(config: ConnectorConfig) -> dict[str, Any]:
+    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
+    committed = store.load()
+    status: dict[str, Any] = {"connector": config.name, "topic.prefix": config.topic_prefix,
+                              "committed": committed is not None}
+    if committed is None:
+        return status
+    status.update({k: committed.get(k) for k in ("gtids", "file", "pos", "signal_offset")})
+    ts_sec = int(committed.get("ts_sec") or 0)
+    status["last_event_age_s"] = round(time.time() - ts_sec, 1) if ts_sec else None
+    snapshot = committed.get("snapshot")
+    if snapshot:
+        tables = [TableProgress.from_json(t) for t in snapshot.get("tables", [])]
+        status["snapshot"] = {"id": snapshot.get("id"), "paused": snapshot.get("paused"),
+                              "chunk_size": snapshot.get("chunk_size"),
+                              "tables": [t.describe() for t in tables]}
+    try:
+        settings = config.mysql_settings()
+        settings["password"] = settings.pop("passwd")
+        conn = pymysql.connect(**settings, connect_timeout=5)
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@global.gtid_binlog_pos")
+            row = cur.fetchone()
+        conn.close()
+        status["replica_gtids"] = str(row[0]) if row else ""
+    except pymysql.MySQLError as exc:
+        status["replica_gtids"] = f"unreachable ({exc.args[-1] if exc.args else exc})"
+    return status
+
+
+def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
+    status = collect_status(config)
+    if as_json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(f"connector {status['connector']} (topic.prefix {status['topic.prefix']})")
+    if not status["committed"]:
+        print("  no committed offsets yet")
+        return 0
+    print(f"  streaming position: gtids={status['gtids']} file={status['file']} "
+          f"pos={status['pos']}")
+    print(f"  replica position:   gtids={status.get('replica_gtids')}")
+    age = status.get("last_event_age_s")
+    print(f"  last event applied: {'-' if age is None else f'{age}s ago'}")
+    snap = status.get("snapshot")
+    if snap:
+        print(f"  snapshot {snap['id']}{' (paused)' if snap['paused'] else ''}, "
+              f"chunk size {snap['chunk_size']}:")
+        for line in snap["tables"]:
+            print(f"    {line}")
+    else:
+        print("  no snapshot running")
+    return 0

@@ -1,0 +1,137 @@
+"""Configuration: good files load, bad ones exit 2 with one line naming the key."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connector.config import ConfigError, parse_config, redact
+
+BASE: dict[str, Any] = {
+    "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+    "database.hostname": "replica.example",
+    "database.port": "3307",
+    "database.user": "cdc",
+    "database.password": "hunter2-very-secret",
+    "database.server.id": "5400",
+    "topic.prefix": "shop",
+    "bootstrap.servers": "kafka:9092",
+}
+
+
+def doc(**overrides: Any) -> dict[str, Any]:
+    config = {**BASE, **{k.replace("__", "."): v for k, v in overrides.items()}}
+    return {"name": "shop-connector", "config": {k: v for k, v in config.items() if v is not None}}
+
+
+def test_defaults_follow_debezium() -> None:
+    c = parse_config(doc())
+    assert (c.port, c.read_only, c.snapshot_mode, c.chunk_size) == (3307, True, "initial", 1024)
+    assert c.tombstones_on_delete is True and c.decimal_handling_mode == "precise"
+    assert c.signal_kafka_topic == "shop-signal"
+    assert c.heartbeat_topic == "__debezium-heartbeat.shop"
+    assert c.key_schemas_enable and c.value_schemas_enable
+
+
+def test_lists_and_passthrough() -> None:
+    c = parse_config({"name": "n", "config": {**BASE, "table.include.list": "app.a, app.b",
+                                              "producer.linger.ms": 20,
+                                              "consumer.fetch.min.bytes": "1"}})
+    assert c.table_include_list == ["app.a", "app.b"]
+    assert c.producer_settings()["linger.ms"] == "20"
+    assert c.consumer_settings()["fetch.min.bytes"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "reason"),
+    [
+        ({"database__port": "abc"}, "database.port", "valid integer"),
+        ({"database__port": "70000"}, "database.port", "less than or equal"),
+        ({"database__hostname": None}, "database.hostname", "required"),
+        ({"topic__prefix": None}, "topic.prefix", "required"),
+        ({"database__server__id": "0"}, "database.server.id", "greater than or equal"),
+        ({"snapshot__mode": "sometimes"}, "snapshot.mode", "'initial', 'no_data' or 'never'"),
+        ({"decimal__handling__mode": "float"}, "decimal.handling.mode", "precise"),
+        ({"incremental__snapshot__chunk__size": "0"}, "incremental.snapshot.chunk.size",
+         "greater than"),
+        ({"table__include__list": "app.(orders"}, "table.include.list", "regular expression"),
+        ({"read__only": "perhaps"}, "read.only", "boolean"),
+        ({"table__include__list": "a.b", "table__exclude__list": "c.d"}, "config",
+         "exclusive"),
+    ],
+)
+def test_bad_values_name_the_key(overrides: dict[str, Any], key: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(doc(**overrides))
+    message = str(err.value)
+    assert f": {key}: " in message or (key == "config" and reason in message)
+    assert reason in message
+    assert "\n" not in message
+    assert "hunter2" not in message
+
+
+@pytest.mark.parametrize("document", [[], {"config": {}}, {"name": "x"}, {"name": "", "config": {}}])
+def test_bad_document_shape(document: Any) -> None:
+    with pytest.raises(ConfigError):
+        parse_config(document)
+
+
+def test_unknown_key_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        parse_config({"name": "n", "config": {**BASE, "frobnicate": "yes"}})
+    assert [r.getMessage() for r in caplog.records] == ["config: unknown key 'frobnicate' ignored"]
+
+
+def test_password_never_printed() -> None:
+    c = parse_config(doc())
+    assert "hunter2" not in repr(c) and "hunter2" not in str(c)
+    assert redact({"database.password": "hunter2", "x": 1}) == {"database.password": "********",
+                                                                "x": 1}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "connector.cli", *args], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "not valid JSON"),
+        (json.dumps(doc(database__port="x")), "database.port"),
+        (json.dumps(doc(topic__prefix=None)), "topic.prefix: required"),
+    ],
+)
+def test_run_with_bad_file_exits_2(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "connector.json"
+    path.write_text(content)
+    result = run_cli("run", "--config", str(path))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0]
+    assert "hunter2" not in result.stderr + result.stdout
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    result = run_cli("status", "--config", str(tmp_path / "nope.json"))
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["run"], ["bogus"], ["signal", "--config", "x.json"]])
+def test_bad_arguments_exit_2(args: list[str]) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["signal", "--config", "x",
+                                   "execute-snapshot", "--help"], ["status", "--help"]])
+def test_help_explains(args: list[str]) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 0 and "usage: gtidmark" in result.stdout
