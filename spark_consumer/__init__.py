@@ -1,0 +1,1 @@
+"""PySpark job applying Debezium change topics to Iceberg tables, exactly once."""

@@ -1,0 +1,8 @@
+"""`python -m spark_consumer ARGS` and `spark-submit .../spark_consumer/__main__.py ARGS`."""
+
+import sys
+
+from spark_consumer.job import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

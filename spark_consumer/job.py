@@ -1,0 +1,251 @@
+"""The job loop: plan a micro-batch, read it in Spark tasks, MERGE per table with its offsets.
+
+Entry point of `gtidmark spark-apply`, `python -m spark_consumer` and spark-submit.
+Exit codes: 0 ok, 1 runtime failure, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from types import FrameType
+
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession
+
+from spark_consumer.decode import BadRecord, Change, Shape
+from spark_consumer.merge import merge_changes
+from spark_consumer.offsets import (
+    OFFSETS_PROPERTY,
+    Offsets,
+    commit_offsets_only,
+    commit_properties,
+    encode_offsets,
+    table_offsets,
+)
+from spark_consumer.options import JobOptions, UsageError, parse_options
+from spark_consumer.planner import (
+    TP,
+    OffsetRange,
+    partitions_of,
+    plan_ranges,
+    resolve_topics,
+    true_ends,
+)
+from spark_consumer.reader import RangeStats, task
+from spark_consumer.tables import (
+    TableRef,
+    TableState,
+    add_columns,
+    create_table,
+    load_table,
+    table_for_topic,
+)
+
+log = logging.getLogger("spark_consumer")
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass
+class BatchResult:
+    """Progress of one micro-batch, logged as one line."""
+
+    records: int = 0
+    tombstones: int = 0
+    bad: int = 0
+    keys: dict[str, int] = field(default_factory=dict)
+    lag: int = 0
+    seconds: float = 0.0
+
+    def line(self, number: int) -> str:
+        tables = ", ".join(f"{t}={n}" for t, n in sorted(self.keys.items())) or "none"
+        return (f"batch {number}: read {self.records} records ({self.tombstones} tombstones, "
+                f"{self.bad} bad); keys merged per table: {tables}; lag {self.lag} offsets; "
+                f"{self.seconds:.1f}s")
+
+
+class Job:
+    """State kept between micro-batches: table states and the offsets committed so far."""
+
+    def __init__(self, spark: SparkSession, opts: JobOptions) -> None:
+        self.spark = spark
+        self.opts = opts
+        self.kafka = opts.kafka_settings()
+        self.tables: dict[TableRef, TableState | None] = {}
+        self.offsets: dict[TableRef, Offsets] = {}
+        self.batches = 0
+        self.dead_letters = 0
+
+    def table_for(self, topic: str) -> TableRef:
+        return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
+
+    def _state(self, ref: TableRef) -> TableState | None:
+        if ref not in self.tables or self.tables[ref] is None:
+            self.tables[ref] = load_table(self.spark, ref)
+            state = self.tables[ref]
+            self.offsets[ref] = table_offsets(self.spark, str(ref)) if state else {}
+        return self.tables[ref]
+
+    def starts(self, tps: list[TP]) -> dict[TP, int]:
+        """Where each partition resumes: the offsets in its table's current snapshot, else 0."""
+        out: dict[TP, int] = {}
+        for topic, partition in tps:
+            ref = self.table_for(topic)
+            self._state(ref)
+            out[(topic, partition)] = self.offsets.get(ref, {}).get(topic, {}).get(partition, 0)
+        return out
+
+    def plan(self, targets: dict[TP, int] | None) -> tuple[list[OffsetRange], dict[TP, int]]:
+        """The ranges of the next batch and the true ends (capped by `targets` in --once)."""
+        topics = resolve_topics(self.kafka, self.opts.topics, self.opts.topic_pattern)
+        parts = partitions_of(self.kafka, topics)
+        tps = [(t, p) for t in topics for p in parts[t]]
+        ends = true_ends(self.kafka, tps)
+        if targets is not None:
+            ends = {tp: min(end, targets.get(tp, 0)) for tp, end in ends.items()}
+        return plan_ranges(self.starts(tps), ends, self.opts.max_offsets_per_batch), ends
+
+    def run_batch(self, ranges: list[OffsetRange], ends: dict[TP, int]) -> BatchResult:
+        """Read `ranges`, then per table: evolve/create, MERGE with offsets in the commit."""
+        began = time.monotonic()
+        self.batches += 1
+        work = [r for r in ranges if r.size > 0]
+        known = {}
+        for rng in work:
+            state = self._state(self.table_for(rng.topic))
+            if state is not None:
+                known[rng.topic] = state.by_name()
+        sc = self.spark.sparkContext
+        decoded = sc.parallelize(work, len(work)).mapPartitions(task(self.kafka, known)) \
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            meta = decoded.filter(lambda x: not isinstance(x, Change)).collect()
+            result = self._apply(decoded, meta, work)
+        finally:
+            decoded.unpersist()
+        result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
+        result.seconds = time.monotonic() - began
+        return result
+
+    def _apply(self, decoded: object, meta: list[object], work: list[OffsetRange]) -> BatchResult:
+        stats = [m for m in meta if isinstance(m, RangeStats)]
+        bad = sorted((m for m in meta if isinstance(m, BadRecord)),
+                     key=lambda b: (b.topic, b.partition, b.offset))
+        shapes = [m for m in meta if isinstance(m, Shape)]
+        result = BatchResult(records=sum(s.records for s in stats),
+                             tombstones=sum(s.tombstones for s in stats), bad=len(bad))
+        self._dead_letter(bad)
+        by_table: dict[TableRef, list[OffsetRange]] = {}
+        for rng in work:
+            by_table.setdefault(self.table_for(rng.topic), []).append(rng)
+        for ref, rngs in sorted(by_table.items(), key=lambda kv: str(kv[0])):
+            topics = {r.topic for r in rngs}
+            changes = sum(s.upserts + s.deletes for s in stats if s.topic in topics)
+            state = self._prepare(ref, [s for s in shapes if s.topic in topics])
+            if state is None:
+                log.warning("table %s does not exist and batch has no change to create it from;"
+                            " %d records not recorded as consumed", ref,
+                            sum(s.records for s in stats if s.topic in topics))
+                continue
+            offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
+            for rng in rngs:
+                offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
+            props = {OFFSETS_PROPERTY: encode_offsets(offsets)}
+            if changes:
+                log.info("table %s: MERGE of %d keys started", ref, changes)
+                rdd = decoded.filter(  # type: ignore[attr-defined]
+                    lambda x, ts=topics: isinstance(x, Change) and x.topic in ts)
+                with commit_properties(self.spark, props):
+                    merge_changes(self.spark, state, rdd, f"gtidmark_src_{self.batches}")
+            if table_offsets(self.spark, str(ref)) != offsets:
+                commit_offsets_only(self.spark, str(ref), props)
+            self.offsets[ref] = offsets
+            result.keys[str(ref)] = changes
+        return result
+
+    def _prepare(self, ref: TableRef, shapes: list[Shape]) -> TableState | None:
+        """Create the table on first sight, add the columns new events carry."""
+        state = self._state(ref)
+        if state is None:
+            if not shapes:
+                return None
+            first = shapes[0]
+            columns = list(first.columns)
+            for shape in shapes[1:]:
+                names = {c.name for c in columns}
+                columns += [c for c in shape.columns if c.name not in names]
+            state = create_table(self.spark, ref, columns, list(first.key_columns))
+            self.offsets[ref] = {}
+        else:
+            new = state.missing(c for s in shapes for c in s.columns)
+            if new:
+                state = add_columns(self.spark, state, new)
+        self.tables[ref] = state
+        return state
+
+    def _dead_letter(self, bad: list[BadRecord]) -> None:
+        if not bad:
+            return
+        self.dead_letters += len(bad)
+        with open(self.opts.dead_letter, "a", encoding="utf-8") as out:
+            out.writelines(record.to_json() + "\n" for record in bad)
+        for record in bad:
+            log.warning("bad record %s[%d]@%d: %s (dead-lettered to %s)", record.topic,
+                        record.partition, record.offset, record.reason, self.opts.dead_letter)
+
+
+_stop = False
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    global _stop
+    _stop = True
+    log.info("signal %d: stopping after the current batch", signum)
+
+
+def run(job: Job) -> None:
+    """--once: batches until the ends seen at start are applied; else forever on a trigger."""
+    targets: dict[TP, int] | None = None
+    while not _stop:
+        started = time.monotonic()
+        ranges, ends = job.plan(targets)
+        if job.opts.once and targets is None:
+            targets = ends
+        if any(r.size for r in ranges):
+            log.info(job.run_batch(ranges, ends).line(job.batches))
+        elif job.opts.once:
+            log.info("caught up: %d batches, %d dead-lettered records", job.batches,
+                     job.dead_letters)
+            return
+        if not job.opts.once:
+            time.sleep(max(0.0, job.opts.trigger_interval - (time.monotonic() - started)))
+
+
+def main(argv: list[str]) -> int:
+    """Parse arguments, start Spark, run the loop; 2 on bad arguments, 1 on failure."""
+    try:
+        opts = parse_options(list(argv))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=opts.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    signal.signal(signal.SIGTERM, _on_signal)
+    from spark_consumer.session import build_session
+
+    try:
+        spark = build_session(opts)
+        run(Job(spark, opts))
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except Exception as exc:
+        log.debug("failure", exc_info=True)
+        print(f"error: spark-apply failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    return EXIT_OK

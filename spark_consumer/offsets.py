@@ -1,0 +1,82 @@
+"""Consumed Kafka offsets stored in the Iceberg snapshot summary of the commit that applied them.
+
+Iceberg's Spark writes read extra summary properties from the thread-local
+`org.apache.iceberg.spark.CommitMetadata` (what `withCommitProperties` sets); a MERGE run
+from the same driver thread commits them atomically with its data and delete files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+OFFSETS_PROPERTY = "gtidmark.offsets"
+
+Offsets = dict[str, dict[int, int]]  # topic -> partition -> next offset to read
+
+
+def encode_offsets(offsets: Offsets) -> str:
+    return json.dumps({t: {str(p): o for p, o in sorted(ps.items())}
+                       for t, ps in sorted(offsets.items())}, separators=(",", ":"))
+
+
+def decode_offsets(text: str | None) -> Offsets:
+    if not text:
+        return {}
+    raw = json.loads(text)
+    return {str(t): {int(p): int(o) for p, o in ps.items()} for t, ps in raw.items()}
+
+
+def iceberg_table(spark: SparkSession, name: str) -> Any:
+    """The Java Iceberg Table behind a Spark table name, refreshed to its latest metadata."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
+    table.refresh()
+    return table
+
+
+def table_offsets(spark: SparkSession, name: str) -> Offsets:
+    """Offsets in the current snapshot's summary of table `name` ({} before the first commit)."""
+    snapshot = iceberg_table(spark, name).currentSnapshot()
+    if snapshot is None:
+        return {}
+    return decode_offsets(snapshot.summary().get(OFFSETS_PROPERTY))
+
+
+def _thread_local(spark: SparkSession) -> Any:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = jvm.java.lang.Class.forName("org.apache.iceberg.spark.CommitMetadata", True, loader)
+    field = cls.getDeclaredField("COMMIT_PROPERTIES")
+    field.setAccessible(True)
+    return field.get(None)
+
+
+@contextmanager
+def commit_properties(spark: SparkSession, props: dict[str, str]) -> Iterator[None]:
+    """Iceberg writes started by this Python thread inside the block carry `props`."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    local = _thread_local(spark)
+    jmap = jvm.java.util.HashMap()
+    for key, value in props.items():
+        jmap.put(key, value)
+    local.set(jmap)
+    try:
+        yield
+    finally:
+        local.remove()
+
+
+def commit_offsets_only(spark: SparkSession, name: str, props: dict[str, str]) -> None:
+    """An empty append snapshot carrying `props`: for batches with nothing to merge."""
+    append = iceberg_table(spark, name).newAppend()
+    for key, value in props.items():
+        append = append.set(key, value)
+    append.commit()

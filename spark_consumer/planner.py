@@ -1,0 +1,144 @@
+"""Driver side: which offset range of each topic partition the next micro-batch reads.
+
+Start offsets come from the Iceberg tables (exactly-once); ends are the true partition ends,
+found with partition-EOF because some brokers (Tansu) under-report ListOffsets.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+log = logging.getLogger(__name__)
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetRange:
+    """Offsets [start, end) of one topic partition; one Spark task reads one range."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        return max(0, self.end - self.start)
+
+
+def _consumer(conf: dict[str, str], eof: bool) -> Consumer:
+    settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
+                                   "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                                   "enable.partition.eof": eof}
+    settings.update(conf)
+    return Consumer(settings)
+
+
+def resolve_topics(conf: dict[str, str], topics: list[str] | None,
+                   pattern: str | None, timeout: float = 10.0) -> list[str]:
+    """The topics to read: the named ones, or every non-internal topic matching `pattern`."""
+    if topics:
+        return sorted(set(topics))
+    if pattern is None:
+        return []
+    regex = re.compile(pattern)
+    consumer = _consumer(conf, eof=False)
+    try:
+        names = consumer.list_topics(timeout=timeout).topics
+    finally:
+        consumer.close()
+    return sorted(t for t in names if regex.fullmatch(t) and not t.startswith("__"))
+
+
+def partitions_of(conf: dict[str, str], topics: list[str],
+                  timeout: float = 10.0) -> dict[str, list[int]]:
+    """Partition ids per topic; a topic that does not exist (yet) has none."""
+    consumer = _consumer(conf, eof=False)
+    try:
+        result: dict[str, list[int]] = {}
+        for topic in topics:
+            meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+            if meta is None or meta.error is not None:
+                log.warning("topic %s not found; skipped this batch", topic)
+                result[topic] = []
+            else:
+                result[topic] = sorted(meta.partitions)
+        return result
+    finally:
+        consumer.close()
+
+
+def true_ends(conf: dict[str, str], tps: list[TP], timeout: float = 30.0) -> dict[TP, int]:
+    """The end offset of each partition, as the partition-EOF event reports it.
+
+    The ListOffsets high watermark is only a lower bound here; reading from just below it to
+    the EOF costs at most one producer batch per partition.
+    """
+    if not tps:
+        return {}
+    consumer = _consumer(conf, eof=True)
+    try:
+        assignment = []
+        for topic, partition in tps:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                     timeout=timeout)
+            assignment.append(TopicPartition(topic, partition, max(0, high - 1)))
+        consumer.assign(assignment)
+        ends: dict[TP, int] = {}
+        deadline = time.monotonic() + timeout
+        while len(ends) < len(tps):
+            if time.monotonic() > deadline:
+                missing = sorted(set(tps) - set(ends))
+                raise TimeoutError(f"no end of partition seen in {timeout:.0f}s for {missing}")
+            for msg in consumer.consume(500, 1.0):
+                err = msg.error()
+                if err is None:
+                    continue
+                if err.code() == KafkaError._PARTITION_EOF:
+                    tp = (str(msg.topic()), int(msg.partition() or 0))
+                    ends[tp] = int(msg.offset() or 0)
+                    consumer.pause([TopicPartition(tp[0], tp[1])])
+                else:
+                    raise KafkaException(err)
+        return ends
+    finally:
+        consumer.close()
+
+
+def plan_ranges(starts: dict[TP, int], ends: dict[TP, int], cap: int | None) -> list[OffsetRange]:
+    """One range per partition in `ends`, all together at most `cap` offsets (fair shares).
+
+    A start beyond the end (the topic was recreated) gives an empty range and a warning.
+    """
+    tps = sorted(ends)
+    lag = {}
+    for tp in tps:
+        start = starts.get(tp, 0)
+        if start > ends[tp]:
+            log.warning("%s[%d]: table offset %d is beyond the topic end %d (topic recreated?)",
+                        tp[0], tp[1], start, ends[tp])
+        lag[tp] = max(0, ends[tp] - start)
+    alloc = dict.fromkeys(tps, 0)
+    if cap is None:
+        alloc = dict(lag)
+    else:
+        remaining = max(0, cap)
+        pending = [tp for tp in tps if lag[tp] > 0]
+        while pending and remaining > 0:
+            share = max(1, remaining // len(pending))
+            for tp in list(pending):
+                give = min(lag[tp] - alloc[tp], share, remaining)
+                alloc[tp] += give
+                remaining -= give
+                if alloc[tp] == lag[tp]:
+                    pending.remove(tp)
+                if remaining == 0:
+                    break
+    return [OffsetRange(t, p, starts.get((t, p), 0), starts.get((t, p), 0) + alloc[(t, p)])
+            for t, p in tps]

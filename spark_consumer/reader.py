@@ -1,0 +1,104 @@
+"""Executor side: read one offset range with confluent-kafka, decode, keep the last change per key.
+
+One Spark task per range. A key always lives in one partition, so the per-key reduction of
+the micro-batch is complete inside the task.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from spark_consumer.dbztypes import ColumnSpec
+from spark_consumer.decode import BadRecord, Change, Decoder, Shape
+from spark_consumer.planner import OffsetRange
+
+RawRecord = tuple[str, int, int, bytes | None, bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RangeStats:
+    """What a task saw in its range (summed by the driver for the progress log)."""
+
+    topic: str
+    partition: int
+    records: int
+    tombstones: int
+    bad: int
+    upserts: int
+    deletes: int
+
+
+def read_range(conf: dict[str, str], rng: OffsetRange,
+               timeout: float = 60.0) -> Iterator[RawRecord]:
+    """Records (topic, partition, offset, key, value) with start <= offset < end, in order."""
+    if rng.size == 0:
+        return
+    settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
+                                   "enable.auto.commit": False, "enable.partition.eof": True,
+                                   "auto.offset.reset": "error"}
+    settings.update(conf)
+    consumer = Consumer(settings)
+    try:
+        consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
+        last_progress = time.monotonic()
+        while True:
+            batch = consumer.consume(1000, 1.0)
+            if not batch and time.monotonic() - last_progress > timeout:
+                raise TimeoutError(f"{rng}: no records for {timeout:.0f}s")
+            for msg in batch:
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        # Compacted tails may end before `end`; EOF past it means done.
+                        if int(msg.offset() or 0) >= rng.end:
+                            return
+                        continue
+                    raise KafkaException(err)
+                last_progress = time.monotonic()
+                offset = int(msg.offset() or 0)
+                if offset >= rng.end:
+                    return
+                yield (rng.topic, rng.partition, offset, msg.key(), msg.value())
+                if offset == rng.end - 1:
+                    return
+    finally:
+        consumer.close()
+
+
+def reduce_range(records: Iterable[RawRecord], decoder: Decoder,
+                 rng: OffsetRange) -> Iterator[Change | BadRecord | Shape | RangeStats]:
+    """Decode and keep the latest change per key; bad records, shapes and stats pass through."""
+    latest: dict[str, Change] = {}
+    count = tombstones = bad = 0
+    for topic, partition, offset, key, value in records:
+        count += 1
+        item = decoder.decode(topic, partition, offset, key, value)
+        if item is None:
+            tombstones += 1
+        elif isinstance(item, BadRecord):
+            bad += 1
+            yield item
+        else:
+            latest.pop(item.key, None)  # re-insert: dict order = order of last change
+            latest[item.key] = item
+    deletes = sum(1 for c in latest.values() if c.op == "d")
+    yield from latest.values()
+    yield from decoder.shapes.values()
+    yield RangeStats(rng.topic, rng.partition, count, tombstones, bad, len(latest) - deletes,
+                     deletes)
+
+
+def task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]]) -> Any:
+    """The function for `mapPartitions` over an RDD of OffsetRange (one range per partition)."""
+
+    def run(ranges: Iterable[OffsetRange]) -> Iterator[Change | BadRecord | Shape | RangeStats]:
+        for rng in ranges:
+            decoder = Decoder(known)
+            yield from reduce_range(read_range(conf, rng), decoder, rng)
+
+    return run

@@ -1,0 +1,55 @@
+"""The SparkSession of the job: Iceberg extensions, the catalog, and (locally) offline jars."""
+
+from __future__ import annotations
+
+import os
+
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+from spark_consumer.options import JobOptions
+
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+
+
+def session_conf(opts: JobOptions) -> dict[str, str]:
+    """Spark settings for `opts`; user --spark-conf wins over these defaults."""
+    conf: dict[str, str] = {
+        "spark.sql.extensions": EXTENSIONS,
+        "spark.sql.session.timeZone": "UTC",
+        f"spark.sql.catalog.{opts.catalog_name}": "org.apache.iceberg.spark.SparkCatalog",
+    }
+    prefix = f"spark.sql.catalog.{opts.catalog_name}."
+    if opts.catalog_conf:
+        conf.update({prefix + k: v for k, v in opts.catalog_conf.items()})
+    else:
+        conf[prefix + "type"] = "hadoop"
+        conf[prefix + "warehouse"] = os.path.abspath(opts.warehouse)
+    jars = list(opts.jars)
+    if opts.local_jars:
+        from spark_consumer.jars import jar_paths
+
+        jars = jar_paths() + jars
+    if jars:
+        conf["spark.jars"] = ",".join(jars)
+    if opts.packages:
+        conf["spark.jars.packages"] = ",".join(opts.packages)
+    conf.update(opts.spark_conf)
+    return conf
+
+
+def build_session(opts: JobOptions) -> SparkSession:
+    """Get or create the session; local masters get small-machine defaults."""
+    existing = SparkConf()
+    master = opts.master or existing.get("spark.master") or "local[2]"
+    builder = SparkSession.builder.appName("gtidmark-spark-apply").master(master)
+    if master.startswith("local"):
+        builder = builder.config("spark.ui.enabled", "false") \
+            .config("spark.ui.showConsoleProgress", "false") \
+            .config("spark.sql.shuffle.partitions", "4") \
+            .config("spark.driver.memory", existing.get("spark.driver.memory", "2g"))
+    for key, value in session_conf(opts).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
