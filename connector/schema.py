@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import pymysql.cursors
 from pymysqlreplication.constants import FIELD_TYPE
 
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
@@ -183,7 +184,7 @@ def _catalog_column(row: dict[str, Any]) -> Column:
 
 def schema_from_information_schema(conn: Any, db: str, table: str) -> TableSchema:
     """Fallback for the snapshot before any table map was seen; same result as the binlog's."""
-    with conn.cursor() as cur:
+    with conn.cursor(pymysql.cursors.Cursor) as cur:  # tuples, whatever the connection default
         cur.execute(
             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, "
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, "
