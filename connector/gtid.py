@@ -94,10 +94,11 @@ class MariaDbGtidPos:
 
     def advance(self, gtid: MariaGtid) -> MariaDbGtidPos:
         """The position after the transaction `gtid` (replaces its domain, as the server does)."""
-        new = MariaDbGtidPos()
+        new = MariaDbGtidPos.__new__(MariaDbGtidPos)
         merged = dict(self._by_domain)
+        known = gtid.domain in merged
         merged[gtid.domain] = gtid
-        new._by_domain = dict(sorted(merged.items()))
+        new._by_domain = merged if known else dict(sorted(merged.items()))
         return new
 
     def get(self, domain: int) -> MariaGtid | None:
