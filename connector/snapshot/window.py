@@ -9,6 +9,7 @@ any later event. Dropping too much is safe; keeping a row some unseen event chan
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
@@ -16,6 +17,8 @@ from typing import Any, Literal, TypeAlias
 from connector.gtid import Gtid, Position
 
 __all__ = ["ChunkWindow", "Key", "RecentChanges", "WindowClosedError"]
+
+log = logging.getLogger("gtidmark.snapshot")
 
 Key: TypeAlias = tuple[Any, ...]
 _State = Literal["open", "closed", "discarded"]
@@ -33,7 +36,7 @@ class ChunkWindow:
     The stream must not already be past `low` when the window opens: check `safe_to_open`.
     """
 
-    __slots__ = ("_dropped", "_rows", "_state", "high", "low", "table_id")
+    __slots__ = ("_dropped", "_key_types", "_rows", "_state", "high", "low", "table_id")
 
     def __init__(self, table_id: str, rows: dict[Key, dict[str, Any]], low: Position,
                  high: Position) -> None:
@@ -43,6 +46,10 @@ class ChunkWindow:
         self._rows = rows
         self._dropped = 0
         self._state: _State = "open"
+        # Checked against the first event's key: a type mismatch (str vs bytes, int vs
+        # Decimal) would silently never match, and stale rows would go out.
+        self._key_types: tuple[type, ...] | None = (
+            tuple(type(v) for v in next(iter(rows))) if rows else None)
 
     def safe_to_open(self, processed: Position) -> bool:
         """True if L covers what the stream has already processed (and emitted).
@@ -56,7 +63,11 @@ class ChunkWindow:
     def on_row_change(self, table_id: str, gtid: Gtid, key: Key) -> None:
         """A row event of transaction `gtid` touched `key`: drop the row unless L has it."""
         self._check_open()
-        if table_id != self.table_id or key not in self._rows:
+        if table_id != self.table_id:
+            return
+        if self._key_types is not None:
+            self._check_key_types(key)
+        if key not in self._rows:
             return
         if not self.low.contains(gtid):
             del self._rows[key]
@@ -110,6 +121,14 @@ class ChunkWindow:
     @property
     def is_open(self) -> bool:
         return self._state == "open"
+
+    def _check_key_types(self, key: Key) -> None:
+        types = tuple(type(v) for v in key)
+        if types != self._key_types:
+            log.warning("chunk window of %s: binlog key %r has types %s but the chunk's keys "
+                        "have %s; such keys never match", self.table_id, key,
+                        [t.__name__ for t in types], [t.__name__ for t in self._key_types or ()])
+        self._key_types = None  # once per window
 
     def _check_open(self) -> None:
         if self._state != "open":

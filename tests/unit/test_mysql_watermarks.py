@@ -206,3 +206,16 @@ def test_positions_do_not_mix_flavours() -> None:
         w.ready(GtidSet.parse(BEFORE))
     w.on_row_change("d.t", MariaGtid(0, 1, 6), (1,))
     assert w.dropped == 1
+
+
+def test_key_type_mismatch_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    low = GtidSet.parse(BEFORE)
+    w = ChunkWindow("d.t", {(b"k1",): {"id": b"k1"}}, low, GtidSet.parse(AFTER))
+    with caplog.at_level("WARNING", logger="gtidmark.snapshot"):
+        w.on_row_change("d.t", f"{SRC}:101", ("k1",))
+        w.on_row_change("d.t", f"{SRC}:101", ("k2",))
+    assert len(caplog.records) == 1 and "never match" in caplog.records[0].getMessage()
+    w2 = ChunkWindow("d.t", chunk(1), low, GtidSet.parse(AFTER))
+    with caplog.at_level("WARNING", logger="gtidmark.snapshot"):
+        w2.on_row_change("d.t", f"{SRC}:101", (1,))
+    assert len(caplog.records) == 1 and w2.dropped == 1
