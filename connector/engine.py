@@ -21,6 +21,7 @@ from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader, Transaction
 from connector.config import ConfigError, ConnectorConfig
 from connector.events.envelope import EventEncoder
+from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin
@@ -31,7 +32,8 @@ from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
 
-COMMIT_INTERVAL = 1.0
+CHECKPOINT_INTERVAL = 0.2  # how often the state is noted; it is written once acked
+PROGRESS_INTERVAL = 1.0
 SIGNAL_INTERVAL = 0.2
 FLUSH_TIMEOUT = 60.0
 
@@ -40,7 +42,8 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
     """A read-only session on the replica for watermarks and chunk SELECTs."""
     settings = config.mysql_settings()
     settings["password"] = settings.pop("passwd")
-    conn = pymysql.connect(**settings, autocommit=True, connect_timeout=10, read_timeout=600)
+    conn = pymysql.connect(**settings, autocommit=True, connect_timeout=10, read_timeout=600,
+                           init_command=SNAPSHOT_SESSION_INIT)
     with conn.cursor() as cur:
         cur.execute("SET SESSION TRANSACTION READ ONLY")
     return conn
@@ -107,6 +110,24 @@ class Engine:
     # -- run ---------------------------------------------------------------------------
 
     def run(self) -> int:
+        try:
+            self._start()
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
+            log.error("cannot start: %s", " ".join(str(exc).split()))
+            return 1
+        assert self.reader is not None
+        try:
+            self._loop()
+        except DeliveryFailed as exc:
+            log.error("stopping: %s", exc)
+            return 1
+        finally:
+            self.reader.stop()
+        return self._shutdown()
+
+    def _start(self) -> None:
         stored = self.offsets.load()
         self.signals.open(None if stored is None else stored.get("signal_offset"))
         self.admin.ensure(self.dispatcher.internal_topics())
@@ -123,17 +144,10 @@ class Engine:
         self.reader = BinlogReader(self.config.mysql_settings(), self.config.server_id,
                                    self.position, self.queue)
         self.reader.start()
-        try:
-            self._loop()
-        except DeliveryFailed as exc:
-            log.error("stopping: %s", exc)
-            return 1
-        finally:
-            self.reader.stop()
-        return self._shutdown()
 
     def _loop(self) -> None:
-        next_commit = time.monotonic() + COMMIT_INTERVAL
+        next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL
+        next_progress = 0.0
         next_signals = 0.0
         dispatcher = self.dispatcher
         while not self.stopping.is_set():
@@ -155,11 +169,13 @@ class Engine:
             self.snapshots.step(self.position, caught_up)
             dispatcher.maybe_heartbeat(now, self.position)
             self.sink.poll(0)
-            if now >= next_commit:
+            if now >= next_checkpoint:
                 self.offsets.checkpoint(self.sink.produced, self.state())
-                self.offsets.commit_acked(self.sink)
+                next_checkpoint = now + CHECKPOINT_INTERVAL
+            self.offsets.commit_acked(self.sink)
+            if now >= next_progress:
                 self.snapshots.log_progress()
-                next_commit = now + COMMIT_INTERVAL
+                next_progress = now + PROGRESS_INTERVAL
 
     def _shutdown(self) -> int:
         log.info("stopping: flushing %d in-flight records", self.sink.in_flight())

@@ -67,11 +67,14 @@ class OffsetStore:
 
     def commit_acked(self, sink: Sink) -> bool:
         """Write the newest checkpoint whose records are all acknowledged; True if written."""
-        ready: Checkpoint | None = None
-        while self._pending and sink.all_acked(self._pending[0].produced):
-            ready = self._pending.popleft()
-        if ready is None or ready.state == self.committed:
-            self._producer.poll(0)
+        pending = self._pending
+        if not pending or not sink.all_acked(pending[0].produced):
+            return False
+        ready = pending.popleft()
+        while pending and sink.all_acked(pending[0].produced):
+            ready = pending.popleft()
+        self._producer.poll(0)
+        if ready.state == self.committed:
             return False
         self._write(ready.state)
         return True

@@ -32,6 +32,7 @@ from pymysqlreplication.row_event import (
 )
 
 from connector.binlog.queue import ChangeQueue
+from connector.events.types import restore_empty_sets
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import TableSchema, schema_from_table_map
 
@@ -218,13 +219,19 @@ def _cached_schema(event: TableMapEvent) -> TableSchema:
     return found
 
 
+def _image(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    values: dict[str, Any] = row[f"{prefix}values"]
+    none_sources = row.get(f"{prefix}none_sources")
+    return restore_empty_sets(values, none_sources) if none_sources else values
+
+
 def _rows_change(event: Any, table: TableSchema) -> RowsChange:
     pos = event.packet.log_pos
     if isinstance(event, WriteRowsEvent):
-        return RowsChange(table, "c", [row["values"] for row in event.rows], pos)
+        return RowsChange(table, "c", [_image(row) for row in event.rows], pos)
     if isinstance(event, DeleteRowsEvent):
-        return RowsChange(table, "d", [row["values"] for row in event.rows], pos)
-    return RowsChange(table, "u", [(row["before_values"], row["after_values"])
+        return RowsChange(table, "d", [_image(row) for row in event.rows], pos)
+    return RowsChange(table, "u", [(_image(row, "before_"), _image(row, "after_"))
                                    for row in event.rows], pos)
 
 

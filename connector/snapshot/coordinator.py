@@ -69,6 +69,7 @@ class SnapshotCoordinator:
         self._key_columns: tuple[str, ...] = ()
         self.watched_table: str | None = None
         self._next_chunk_at = 0.0
+        self._unsafe = 0
         self._next_log = 0.0
         self._file = ""
         self._pos = 0
@@ -224,7 +225,7 @@ class SnapshotCoordinator:
                 self._queue_all_tables()
             if not self.queue:
                 return
-            self._select_chunk()
+            self._select_chunk(processed)
         except pymysql.MySQLError as exc:
             log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
                         self.queue[0].table if self.queue else "?", exc)
@@ -296,7 +297,7 @@ class SnapshotCoordinator:
                      progress.estimate, ", ".join(keys))
         return True
 
-    def _select_chunk(self) -> None:
+    def _select_chunk(self, processed: MariaDbGtidPos) -> None:
         if self._conn is None:
             self._conn = self._connect()
         while self.queue:
@@ -327,6 +328,18 @@ class SnapshotCoordinator:
                      progress.table)
             self._schema = None
             return
+        window_probe = ChunkWindow(progress.table, {}, low, high)
+        if not window_probe.safe_to_open(processed):
+            # The stream already emitted a transaction L does not hold: the SELECT may not
+            # have seen it, and no later event would correct the chunk. Select again.
+            self._unsafe += 1
+            if self._unsafe % 50 == 0:
+                log.warning("low watermark %s keeps lagging the stream position %s "
+                            "(%d retries); is the source a replica with gtid_slave_pos?",
+                            low, processed, self._unsafe)
+            self._next_chunk_at = time.monotonic() + min(0.001 * self._unsafe, 0.1)
+            return
+        self._unsafe = 0
         key_idx = [names.index(c) for c in self._key_columns]
         buffered = {tuple(r[i] for i in key_idx): dict(zip(names, r)) for r in rows}
         last = tuple(rows[-1][i] for i in key_idx) if rows else None

@@ -1,0 +1,254 @@
+"""Incremental snapshots end to end: signals, DBLog windows under writes, DDL, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connector.config import parse_config
+from signals.send import build_signal, send_signal
+from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_tools import produce
+from tests.services import Broker, MariaDbPair
+
+
+class Writer(threading.Thread):
+    """Updates, deletes and inserts keys of one table until stopped."""
+
+    def __init__(self, mariadb: MariaDbPair, db: str, table: str, max_id: int,
+                 seed: int, per_second: float = 500.0) -> None:
+        super().__init__(daemon=True)
+        self.conn = mariadb.primary.root(db)
+        self.table = table
+        self.max_id = max_id
+        self.rng = random.Random(seed)
+        self.stop_flag = threading.Event()
+        self.writes = 0
+        self.interval = 1.0 / per_second
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            next_at = time.monotonic()
+            with self.conn.cursor() as cur:
+                while not self.stop_flag.wait(max(0.0, next_at - time.monotonic())):
+                    next_at += self.interval
+                    key = self.rng.randint(1, self.max_id)
+                    kind = self.rng.random()
+                    if kind < 0.6:
+                        cur.execute(f"UPDATE {self.table} SET v = v + 1, s = %s WHERE id = %s",
+                                    (f"w{self.writes}", key))
+                    elif kind < 0.8:
+                        cur.execute(f"DELETE FROM {self.table} WHERE id = %s", (key,))
+                    else:
+                        cur.execute(f"REPLACE INTO {self.table} (id, v, s) VALUES (%s, %s, %s)",
+                                    (key, -self.writes, "new"))
+                    self.writes += 1
+        except BaseException as exc:  # noqa: BLE001 - surfaced by stop()
+            self.error = exc
+
+    def stop(self) -> int:
+        if self.stop_flag.is_set():
+            return self.writes
+        self.stop_flag.set()
+        self.join(30)
+        self.conn.close()
+        if self.error is not None:
+            raise self.error
+        return self.writes
+
+
+def make_table(mariadb: MariaDbPair, db: str, rows: int, table: str = "big") -> None:
+    mariadb.primary.execute(f"CREATE DATABASE IF NOT EXISTS {db}")
+    mariadb.primary.execute(f"CREATE TABLE {db}.{table} (id INT PRIMARY KEY, v BIGINT, "
+                            "s VARCHAR(40), d DECIMAL(10,3))")
+    mariadb.primary.execute(f"INSERT INTO {db}.{table} SELECT seq, seq * 3, CONCAT('row', seq), "
+                            f"seq / 7 FROM {db}.seq_1_to_{rows}")
+    mariadb.wait_synced()
+
+
+def compare(mariadb: MariaDbPair, broker: Broker, db: str, table: str,
+            key: list[str]) -> list[dict[str, Any]]:
+    rebuilt, envelopes = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
+    expected = source_rows(mariadb, db, table, key)
+    assert rebuilt.keys() == expected.keys(), (
+        f"missing {len(expected.keys() - rebuilt.keys())}, extra "
+        f"{len(rebuilt.keys() - expected.keys())}")
+    wrong = [k for k in expected if expected[k] != {c: rebuilt[k].get(c) for c in expected[k]}]
+    assert not wrong, f"{len(wrong)} rows differ: {expected[wrong[0]]} != {rebuilt[wrong[0]]}"
+    return envelopes
+
+
+@pytest.fixture
+def connector(tmp_path: Path) -> Iterator[list[ConnectorProcess]]:
+    started: list[ConnectorProcess] = []
+    yield started
+    for proc in started:
+        proc.ensure_stopped()
+
+
+def start(mariadb: MariaDbPair, broker: Broker, db: str, workdir: Path,
+          started: list[ConnectorProcess], **settings: Any) -> ConnectorProcess:
+    doc = connector_document(mariadb, broker, db, **settings)
+    proc = ConnectorProcess(doc, workdir)
+    started.append(proc)
+    proc.start()
+    proc.wait_log("streaming from")
+    return proc
+
+
+def signal(proc: ConnectorProcess, action: str, **kwargs: Any) -> None:
+    config = parse_config(json.loads(proc.config_path.read_text()))
+    send_signal(config, build_signal(action, **kwargs))
+
+
+def test_snapshot_under_concurrent_writes_equals_primary(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
+        connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 200_000)
+    proc = start(mariadb, broker, db, tmp_path, connector)
+    writer = Writer(mariadb, db, "big", 200_000, seed=5)
+    writer.start()
+    try:
+        signal(proc, "execute-snapshot", tables=[f"{db}.big"])
+        proc.wait_log(f"snapshot of {db}.big complete", timeout=300)
+    finally:
+        writes = writer.stop()
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    envelopes = compare(mariadb, broker, db, "big", ["id"])
+    reads = [e for e in envelopes if e["op"] == "r"]
+    assert writes > 100
+    assert len(reads) > 150_000
+    assert all(e["source"]["snapshot"] == "incremental" for e in reads)
+
+
+def proc_doc(proc: ConnectorProcess) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(proc.config_path.read_text())
+    return doc
+
+
+def test_composite_string_key_with_condition(mariadb: MariaDbPair, broker: Broker,
+                                             unique_name: str, tmp_path: Path,
+                                             connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    p = mariadb.primary
+    p.execute(f"CREATE DATABASE {db}")
+    p.execute(f"CREATE TABLE {db}.kv (region VARCHAR(8), name VARCHAR(30), n INT, "
+              "PRIMARY KEY (region, name)) DEFAULT CHARSET=utf8mb4")
+    p.execute(f"INSERT INTO {db}.kv SELECT ELT(1 + seq % 3, 'eu', 'us', 'ap'), "
+              f"CONCAT('näme-', seq), seq FROM {db}.seq_1_to_5000")
+    mariadb.wait_synced()
+    proc = start(mariadb, broker, db, tmp_path, connector,
+                 incremental__snapshot__chunk__size="300")
+    signal(proc, "execute-snapshot", tables=[f"{db}.kv"], conditions=[f"{db}.kv=region <> 'ap'"])
+    proc.wait_log(f"snapshot of {db}.kv complete", timeout=120)
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    rebuilt, envelopes = rebuild(broker.bootstrap, f"{db}.{db}.kv")
+    expected = {k: v for k, v in source_rows(mariadb, db, "kv", ["region", "name"]).items()
+                if v["region"] != "ap"}
+    assert rebuilt == expected
+    assert len({json.dumps(e["after"], sort_keys=True) for e in envelopes}) == len(envelopes)
+
+
+def test_idle_source_snapshot_needs_no_heartbeat(mariadb: MariaDbPair, broker: Broker,
+                                                 unique_name: str, tmp_path: Path,
+                                                 connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 100_000, table="idle")
+    proc = start(mariadb, broker, db, tmp_path, connector, heartbeat__interval__ms="0")
+    started = time.monotonic()
+    signal(proc, "execute-snapshot", tables=[f"{db}.idle"])
+    proc.wait_log(f"snapshot of {db}.idle complete", timeout=120)
+    elapsed = time.monotonic() - started
+    envelopes = compare(mariadb, broker, db, "idle", ["id"])
+    assert len(envelopes) == 100_000 and {e["op"] for e in envelopes} == {"r"}
+    # 98 chunks of 1024 rows: a window waiting for heartbeats would take minutes.
+    assert elapsed < 100
+
+
+def test_ddl_while_chunking_reselects(mariadb: MariaDbPair, broker: Broker, unique_name: str,
+                                      tmp_path: Path,
+                                      connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 30_000, table="alt")
+    proc = start(mariadb, broker, db, tmp_path, connector,
+                 incremental__snapshot__chunk__size="500",
+                 incremental__snapshot__chunk__delay__ms="20")
+    signal(proc, "execute-snapshot", tables=[f"{db}.alt"])
+    proc.wait_log(f"snapshot of {db}.alt starts")
+    time.sleep(0.5)
+    mariadb.primary.execute(f"ALTER TABLE {db}.alt ADD COLUMN extra VARCHAR(10)")
+    mariadb.primary.execute(f"UPDATE {db}.alt SET extra = 'x' WHERE id % 1000 = 0")
+    time.sleep(0.3)
+    mariadb.primary.execute(f"ALTER TABLE {db}.alt DROP COLUMN s")
+    proc.wait_log(f"snapshot of {db}.alt complete", timeout=120)
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.alt")
+    expected = source_rows(mariadb, db, "alt", ["id"])
+    assert rebuilt.keys() == expected.keys()
+    # Rows emitted after the DROP carry no `s`; rows never touched again keep the old one.
+    wrong = [k for k, row in expected.items()
+             if {c: rebuilt[k].get(c) for c in row} != row]
+    assert not wrong, f"{len(wrong)} differ, e.g. {expected[wrong[0]]} != {rebuilt[wrong[0]]}"
+
+
+def test_sigkill_mid_snapshot_resumes_not_restarts(mariadb: MariaDbPair, broker: Broker,
+                                                   unique_name: str, tmp_path: Path,
+                                                   connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 60_000, table="kill")
+    proc = start(mariadb, broker, db, tmp_path, connector,
+                 incremental__snapshot__chunk__size="1000",
+                 incremental__snapshot__chunk__delay__ms="30")
+    signal(proc, "execute-snapshot", tables=[f"{db}.kill"])
+    proc.wait_log(f"snapshot of {db}.kill starts")
+    time.sleep(2.5)
+    proc.kill()
+    mariadb.primary.execute(f"UPDATE {db}.kill SET v = -v WHERE id % 5000 = 1")
+    proc.start()
+    proc.wait_log("resumes")
+    resumed = proc.log()[proc.log_offset:]
+    assert f"{db}.kill: 0/" not in resumed.split("resumes", 1)[1].splitlines()[0]
+    proc.wait_log(f"snapshot of {db}.kill complete", timeout=120)
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    envelopes = compare(mariadb, broker, db, "kill", ["id"])
+    reads = sum(1 for e in envelopes if e["op"] == "r")
+    assert 60_000 <= reads < 60_000 + 10_000  # duplicates bounded by what was in flight
+
+
+def test_bad_signals_are_logged_and_skipped(mariadb: MariaDbPair, broker: Broker,
+                                            unique_name: str, tmp_path: Path,
+                                            connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 2_000, table="ok")
+    proc = start(mariadb, broker, db, tmp_path, connector)
+    topic = f"{db}-signal"
+    good = build_signal("execute-snapshot", tables=[f"{db}.ok"]).to_json()
+    produce(broker.bootstrap, topic, [
+        (db.encode(), b"{not json"),
+        (db.encode(), b'{"type": "explode-snapshot", "data": {}}'),
+        (b"someone-else", good),
+        (db.encode(), build_signal("execute-snapshot", tables=[f"{db}.missing"]).to_json()),
+        (db.encode(), build_signal("execute-snapshot", tables=[f"{db}.ok"],
+                                   conditions=[f"{db}.ok=no_such_column > 3"]).to_json()),
+        (db.encode(), good),
+    ])
+    proc.wait_log(f"snapshot of {db}.ok complete", timeout=60)
+    log = proc.log()
+    assert "not valid JSON" in log or "not JSON" in log
+    assert "explode-snapshot" in log
+    assert "someone-else" in log
+    assert f"{db}.missing" in log and "matches no captured table" in log
+    assert "no_such_column" in log or "not valid SQL" in log
+    mariadb.primary.execute(f"INSERT INTO {db}.ok VALUES (999999, 1, 'after', 0)")
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    compare(mariadb, broker, db, "ok", ["id"])
