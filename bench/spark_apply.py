@@ -1,0 +1,124 @@
+"""Spark rows merged per second: 100,000 changes into a 1,000,000-row Iceberg table (local[2]).
+
+Prints the raw limit (one MERGE from an in-memory DataFrame) and the job's rate for the same
+changes read from Kafka as Debezium JSON-with-schemas (read + decode + reduce + MERGE), and
+their ratio. Starts its own local broker and warehouse in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pyspark.sql import SparkSession
+
+from spark_consumer.dbztypes import ColumnSpec
+from spark_consumer.job import Job
+from spark_consumer.options import JobOptions
+from spark_consumer.session import build_session
+from spark_consumer.tables import TableRef, create_table
+from tests.kafka_tools import create_topic
+from tests.services import Broker
+
+TABLE_ROWS = 1_000_000
+CHANGES = 100_000
+COLUMNS = [ColumnSpec("id", "bigint"), ColumnSpec("n", "bigint"), ColumnSpec("s", "string")]
+FIELDS = [{"field": "id", "type": "int64", "optional": False},
+          {"field": "n", "type": "int64", "optional": True},
+          {"field": "s", "type": "string", "optional": True}]
+
+
+def fill(spark: SparkSession, name: str) -> None:
+    ref = TableRef("gtidmark", "bench", name)
+    create_table(spark, ref, COLUMNS, ["id"])
+    spark.range(TABLE_ROWS).selectExpr("id", "id AS n", "concat('row', id) AS s") \
+        .writeTo(ref.sql).append()
+
+
+def changes(seed: int) -> list[tuple[str, int]]:
+    """(op, id): 80% updates of existing rows, 10% inserts of new ids, 10% deletes."""
+    rng = random.Random(seed)
+    ids = rng.sample(range(TABLE_ROWS), int(CHANGES * 0.9))
+    out = [("u", i) for i in ids[:int(CHANGES * 0.8)]] + [("d", i) for i in ids[int(CHANGES * 0.8):]]
+    out += [("c", TABLE_ROWS + i) for i in range(CHANGES - len(out))]
+    rng.shuffle(out)
+    return out
+
+
+def raw_merge(spark: SparkSession, ops: list[tuple[str, int]]) -> float:
+    rows = [(op, i, -i, f"changed{i}") for op, i in ops]
+    spark.createDataFrame(rows, "op string, id bigint, n bigint, s string") \
+        .createOrReplaceTempView("bench_src")
+    began = time.monotonic()
+    spark.sql("MERGE INTO gtidmark.bench.raw t USING bench_src s ON t.id = s.id "
+              "WHEN MATCHED AND s.op = 'd' THEN DELETE "
+              "WHEN MATCHED THEN UPDATE SET t.n = s.n, t.s = s.s "
+              "WHEN NOT MATCHED AND s.op <> 'd' THEN INSERT (id, n, s) VALUES (s.id, s.n, s.s)")
+    return time.monotonic() - began
+
+
+def produce_changes(bootstrap: str, topic: str, ops: list[tuple[str, int]]) -> None:
+    from confluent_kafka import Producer
+
+    key_schema = {"type": "struct", "fields": FIELDS[:1], "optional": False}
+    row_schema = {"type": "struct", "fields": FIELDS, "optional": True}
+    schema = {"type": "struct", "optional": False, "fields": [
+        dict(row_schema, field="before"), dict(row_schema, field="after"),
+        {"field": "op", "type": "string", "optional": False}]}
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for op, i in ops:
+        row = {"id": i, "n": -i, "s": f"changed{i}"}
+        payload = {"before": row if op == "d" else None, "after": None if op == "d" else row,
+                   "op": op}
+        key = json.dumps({"schema": key_schema, "payload": {"id": i}})
+        producer.produce(topic, key=key, value=json.dumps({"schema": schema, "payload": payload}))
+        producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+def main() -> int:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    with tempfile.TemporaryDirectory(prefix="gm-bench-") as tmp:
+        broker = Broker(Path(tmp))
+        broker.start()
+        try:
+            topic = "bench.bench.job"
+            create_topic(broker.bootstrap, topic, 2)
+            ops = changes(seed=1)
+            produce_changes(broker.bootstrap, topic, ops)
+            opts = JobOptions(bootstrap_servers=broker.bootstrap, topics=[topic],
+                              topic_pattern=None, warehouse=str(Path(tmp) / "wh"), once=True,
+                              max_offsets_per_batch=None,
+                              dead_letter=str(Path(tmp) / "dl.jsonl"))
+            spark = build_session(opts)
+            fill(spark, "raw")
+            fill(spark, "job")
+            raw = raw_merge(spark, ops)
+            job = Job(spark, opts)
+            ranges, ends = job.plan(None)
+            began = time.monotonic()
+            result = job.run_batch(ranges, ends)
+            took = time.monotonic() - began
+            assert result.records == CHANGES and result.bad == 0, result.line(1)
+            count = spark.table("gtidmark.bench.job").count()
+            assert count == spark.table("gtidmark.bench.raw").count(), count
+            spark.stop()
+        finally:
+            broker.stop()
+    print(f"spark merge, {CHANGES} changes into {TABLE_ROWS} rows (merge-on-read, local[2]):")
+    print(f"  raw MERGE from a DataFrame: {CHANGES / raw:,.0f} rows/s ({raw:.1f}s)")
+    print(f"  spark-apply batch (Kafka read + decode + MERGE): {CHANGES / took:,.0f} rows/s "
+          f"({took:.1f}s)")
+    print(f"  ratio job/raw: {raw / took:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
