@@ -53,6 +53,10 @@ def iceberg_runtime_jar() -> Path:
 
 
 def _pyspark_jars() -> Path:
+    """Spark's jars/: $SPARK_HOME (set by spark-submit, pyspark may be a zip) or the wheel."""
+    home = os.environ.get("SPARK_HOME")
+    if home and (Path(home) / "jars").is_dir():
+        return Path(home) / "jars"
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent / "jars"

@@ -246,6 +246,7 @@ def main(argv: list[str]) -> int:
         return EXIT_OK
     except Exception as exc:
         log.debug("failure", exc_info=True)
-        print(f"error: spark-apply failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"error: spark-apply failed: {type(exc).__name__}: {first}", file=sys.stderr)
         return EXIT_RUNTIME
     return EXIT_OK

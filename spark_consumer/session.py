@@ -52,4 +52,22 @@ def build_session(opts: JobOptions) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    _check_iceberg(spark)
     return spark
+
+
+class MissingIcebergError(RuntimeError):
+    """The Iceberg runtime is not on the driver's classpath (spark-submit without --jars)."""
+
+
+def _check_iceberg(spark: SparkSession) -> None:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkCatalog", True, loader)
+    except Exception:  # noqa: BLE001 - py4j wraps ClassNotFoundException
+        raise MissingIcebergError(
+            "Iceberg classes are not on the driver classpath: under spark-submit pass "
+            "--jars \"$(python -m spark_consumer.jars | paste -sd,)\" or --packages "
+            "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2") from None
