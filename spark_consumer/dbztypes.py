@@ -210,13 +210,3 @@ def _plain(value: Any, spark_type: str) -> Any:
         return bool(value)
     return value
 
-
-def widen(existing: ColumnSpec, new: ColumnSpec) -> ColumnSpec:
-    """The column kept when a later event types a known column differently (no narrowing)."""
-    order = ["tinyint", "smallint", "int", "bigint"]
-    if existing.spark_type in order and new.spark_type in order:
-        wider = max(existing.spark_type, new.spark_type, key=order.index)
-        return ColumnSpec(existing.name, wider, existing.conversion, existing.optional)
-    if existing.spark_type == "float" and new.spark_type == "double":
-        return ColumnSpec(existing.name, "double", existing.conversion, existing.optional)
-    return existing
