@@ -1,0 +1,165 @@
+"""docker/ can't run here (no Docker engine), so check what can be checked without one.
+
+Compose files parse, every file they and the Dockerfiles reference exists, the connector
+configs load with the real config loader, and the commands parse with the real CLIs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from connector.cli import build_parser
+from connector.config import ConnectorConfig, load_config
+from spark_consumer.options import parse_options
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+COMPOSE_FILES = sorted(DOCKER.glob("compose*.yaml"))
+# compose file -> (connector config it mounts, database flavour it runs)
+STACKS = {"compose.yaml": ("connector.json", "mysql"),
+          "compose.mariadb.yaml": ("connector.mariadb.json", "mariadb")}
+CONFIG_IN_CONTAINER = "/etc/gtidmark/connector.json"
+
+
+def compose(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((DOCKER / name).read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{name}: top level is not a mapping"
+    return data
+
+
+def service_args(service: dict[str, Any]) -> list[str]:
+    command = service.get("command", [])
+    return shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
+
+
+def bind_mounts(service: dict[str, Any]) -> list[tuple[str, str]]:
+    """(host source, container target) of the short-syntax bind mounts (not named volumes)."""
+    out = []
+    for volume in service.get("volumes", []):
+        source, target = str(volume).split(":")[:2]
+        if source.startswith((".", "/")):
+            out.append((source, target))
+    return out
+
+
+def mounted_config(name: str) -> ConnectorConfig:
+    mounts = {t: s for s, t in bind_mounts(compose(name)["services"]["connector"])}
+    return load_config(DOCKER / mounts[CONFIG_IN_CONTAINER])
+
+
+def test_every_compose_file_is_valid_yaml_with_the_expected_services() -> None:
+    assert {p.name for p in COMPOSE_FILES} == set(STACKS)
+    for path in COMPOSE_FILES:
+        services = compose(path.name)["services"]
+        assert {"primary", "replica", "kafka", "connector", "spark"} <= set(services), path.name
+        assert services["spark"].get("profiles") == ["spark"], path.name
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_compose_services_reference_files_that_exist(name: str) -> None:
+    data = compose(name)
+    named_volumes = set(data.get("volumes") or {})
+    for service_name, service in data["services"].items():
+        build = service.get("build")
+        if build is not None:
+            context = (DOCKER / build["context"]).resolve()
+            assert context == REPO, f"{service_name}: build context is not the repository root"
+            assert (context / build["dockerfile"]).is_file(), f"{service_name}: no Dockerfile"
+        for source, _ in bind_mounts(service):
+            assert (DOCKER / source).is_file(), f"{name}: {service_name} mounts missing {source}"
+        for volume in service.get("volumes", []):
+            source = str(volume).split(":")[0]
+            if not source.startswith((".", "/")):
+                assert source in named_volumes, f"{service_name}: volume {source} not declared"
+        for dependency in service.get("depends_on", {}):
+            assert dependency in data["services"], f"{service_name}: depends on {dependency}"
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "Dockerfile.spark"])
+def test_dockerfile_copies_exist_and_pass_the_dockerignore(dockerfile: str) -> None:
+    text = (DOCKER / dockerfile).read_text(encoding="utf-8")
+    sources = [src for line in re.findall(r"^COPY\s+(.+)$", text, re.MULTILINE)
+               for src in line.split()[:-1] if not src.startswith("--")]
+    assert sources, "no COPY lines found"
+    allowed = {line[1:].rstrip("/") for line in
+               (DOCKER / f"{dockerfile}.dockerignore").read_text().splitlines()
+               if line.startswith("!")}
+    for src in sources:
+        assert (REPO / src).exists(), f"{dockerfile}: COPY {src} does not exist"
+        assert src.rstrip("/") in allowed, f"{dockerfile}: {src} is excluded by its .dockerignore"
+    assert 'ENTRYPOINT ["gtidmark"]' in text
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_connector_config_loads_and_points_at_the_compose_services(
+        name: str, caplog: pytest.LogCaptureFixture) -> None:
+    expected_config, flavour = STACKS[name]
+    services = compose(name)["services"]
+    with caplog.at_level(logging.WARNING, logger="connector.config"):
+        config = mounted_config(name)
+    assert not caplog.records, f"unknown keys: {[r.getMessage() for r in caplog.records]}"
+    assert config == load_config(DOCKER / expected_config)
+    assert config.flavour == flavour
+    assert config.hostname == "replica" and config.user == "cdc" and config.read_only
+    for servers in (config.bootstrap_servers, config.signal_bootstrap_servers or ""):
+        host, port = servers.split(":")
+        assert host == "kafka" and port == "9092"
+    assert "INTERNAL://kafka:9092" in services["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"]
+    command = service_args(services["connector"])
+    args = build_parser().parse_args(command)
+    assert (args.command, args.config) == ("run", CONFIG_IN_CONTAINER)
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_server_ids_differ_and_the_replica_is_a_read_only_gtid_replica(name: str) -> None:
+    services = compose(name)["services"]
+    primary, replica = service_args(services["primary"]), service_args(services["replica"])
+    ids = {int(a.split("=")[1]) for a in primary + replica if a.startswith("--server-id=")}
+    ids.add(mounted_config(name).server_id)
+    assert len(ids) == 3, "primary, replica and connector need distinct server ids"
+    for args in (primary, replica):
+        assert "--binlog-row-image=FULL" in args and "--binlog-row-metadata=FULL" in args
+    assert "--read-only=ON" in replica
+    init = {t: (DOCKER / s).read_text() for s, t in bind_mounts(services["replica"])
+            if t.startswith("/docker-entrypoint-initdb.d/")}
+    replica_sql = " ".join(" ".join(init.values()).split())
+    primary_sql = " ".join(" ".join((DOCKER / s).read_text() for s, _ in
+                                    bind_mounts(services["primary"])).split())
+    assert "GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'cdc'@'%'" in primary_sql
+    assert "GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%'" in primary_sql
+    if STACKS[name][1] == "mariadb":
+        assert {"--gtid-strict-mode=ON", "--log-slave-updates=ON"} <= set(replica)
+        assert "MASTER_HOST = 'primary'" in replica_sql
+        assert "MASTER_USE_GTID = slave_pos" in replica_sql and "START SLAVE" in replica_sql
+    else:
+        for args in (primary, replica):
+            assert {"--gtid-mode=ON", "--enforce-gtid-consistency=ON"} <= set(args)
+        assert "--log-replica-updates=ON" in replica
+        assert "SOURCE_HOST = 'primary'" in replica_sql
+        assert "SOURCE_AUTO_POSITION = 1" in replica_sql and "START REPLICA" in replica_sql
+        assert "SET PERSIST super_read_only = ON" in replica_sql
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_spark_command_parses_and_its_pattern_matches_only_the_change_topics(name: str) -> None:
+    services = compose(name)["services"]
+    command = service_args(services["spark"])
+    assert command[0] == "spark-apply"
+    opts = parse_options(command[1:])
+    assert opts.bootstrap_servers == "kafka:9092" and opts.trigger_interval == 30
+    assert opts.packages == ["org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"]
+    assert not opts.local_jars
+    assert "warehouse:/warehouse" in services["spark"]["volumes"]
+    config = mounted_config(name)
+    pattern = re.compile(opts.topic_pattern or "")
+    assert pattern.fullmatch(f"{config.topic_prefix}.shop.orders")
+    for topic in (config.signal_kafka_topic, config.offsets_topic, config.history_topic,
+                  config.heartbeat_topic, config.transaction_topic, config.topic_prefix):
+        assert not pattern.fullmatch(topic), topic
