@@ -1,0 +1,225 @@
+"""Incremental snapshot rows/s vs a plain pymysql SELECT, and streaming lag under load.
+
+1. Idle: a 1,000,000-row table is snapshotted by the connector's Engine (in this process)
+   from the execute-snapshot signal until the table is complete and every `r` record is
+   acknowledged by Kafka. The raw limit is pymysql reading the same rows from the replica
+   as the cdc user: keyset chunks of the connector's chunk size (the ratio's reference)
+   and one full scan (shown too).
+2. Under load: the connector runs as its own process (`gtidmark run`) and snapshots the
+   table again while the primary takes a steady 1,000 inserts/s into another captured
+   table; each row carries its own wall-clock time, and a consumer here measures when its
+   change event is readable in Kafka. Lag p50/p99 covers the events written while the
+   snapshot ran.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pymysql
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.common import (
+    EngineThread,
+    Services,
+    connector_config,
+    print_table,
+    quiet_logs,
+    services,
+)
+from connector.snapshot.chunks import chunk_query
+from signals.send import build_signal, send_signal
+from tests.connector_tools import ConnectorProcess, connector_document
+from tests.kafka_tools import create_topic
+
+ROWS = 1_000_000
+WRITES_PER_SECOND = 1_000
+DB = "snap"
+TARGET_RATIO, TARGET_RATE, TARGET_P99 = 0.5, 50_000, 1.0
+
+
+def make_table(svc: Services) -> None:
+    p = svc.mariadb.primary
+    p.execute(f"CREATE DATABASE {DB}")
+    p.execute(f"CREATE TABLE {DB}.big (id INT PRIMARY KEY, v BIGINT, s VARCHAR(40), "
+              "d DECIMAL(10,3))")
+    p.execute(f"CREATE TABLE {DB}.lag (id BIGINT AUTO_INCREMENT PRIMARY KEY, ts DOUBLE, "
+              "pad VARCHAR(20))")
+    step = 200_000
+    for lo in range(1, ROWS + 1, step):
+        p.execute(f"INSERT INTO {DB}.big SELECT seq, seq * 3, CONCAT('row', seq), seq / 7 "
+                  f"FROM {DB}.seq_{lo}_to_{lo + step - 1}")
+    svc.mariadb.wait_synced()
+
+
+def plain_select(svc: Services, chunk: int | None) -> tuple[int, float]:
+    """pymysql on the replica as the cdc user: keyset chunks of `chunk` rows, or one scan."""
+    conn = pymysql.connect(**svc.mariadb.cdc_settings())
+    rows = 0
+    began = time.monotonic()
+    try:
+        with conn.cursor() as cur:
+            if chunk is None:
+                cur.execute(f"SELECT * FROM {DB}.big ORDER BY id")
+                rows = len(cur.fetchall())
+            else:
+                last: tuple[Any, ...] | None = None
+                while True:
+                    sql, params = chunk_query(DB, "big", ["id"], last, None, chunk)
+                    cur.execute(sql, params)
+                    got = cur.fetchall()
+                    if not got:
+                        break
+                    rows += len(got)
+                    last = (got[-1][0],)
+    finally:
+        conn.close()
+    return rows, time.monotonic() - began
+
+
+def idle_snapshot(svc: Services) -> dict[str, Any]:
+    config = connector_config(svc, DB, snapshot__mode="no_data")
+    runner = EngineThread(config)
+    runner.start()
+    try:
+        engine = runner.engine
+        runner.wait(lambda: engine.reader is not None and engine.reader.connected.is_set(),
+                    60, "the binlog reader to connect")
+        began = time.monotonic()
+        send_signal(config, build_signal("execute-snapshot", tables=[f"{DB}.big"]))
+        done = runner.wait(lambda: f"{DB}.big" in engine.snapshots.completed
+                           and runner.acked_all(), 170, "the snapshot to complete")
+        records = engine.sink.produced
+    finally:
+        runner.stop()
+    return {"rows": records, "seconds": done - began, "chunk": config.chunk_size}
+
+
+class Writer(threading.Thread):
+    """Autocommit inserts at a steady rate; each row holds time.time() taken just before."""
+
+    def __init__(self, svc: Services) -> None:
+        super().__init__(daemon=True, name="writer")
+        self.conn = svc.mariadb.primary.root(DB)
+        self.stopping = threading.Event()
+        self.writes = 0
+
+    def run(self) -> None:
+        interval = 1.0 / WRITES_PER_SECOND
+        next_at = time.monotonic()
+        with self.conn.cursor() as cur:
+            while not self.stopping.is_set():
+                delay = next_at - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                next_at += interval
+                cur.execute("INSERT INTO lag (ts, pad) VALUES (%s, 'xxxxxxxxxxxxxxxx')",
+                            (time.time(),))
+                self.writes += 1
+        self.conn.close()
+
+
+class LagReader(threading.Thread):
+    """Consumes the lag table's topic; records (written at, seen at) per event."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        super().__init__(daemon=True, name="lag-reader")
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-lag",
+                                  "enable.auto.commit": False, "fetch.wait.max.ms": 10,
+                                  "fetch.min.bytes": 1})
+        self.consumer.assign([TopicPartition(topic, 0, 0)])
+        self.stopping = threading.Event()
+        self.samples: list[tuple[float, float]] = []
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            for msg in self.consumer.consume(1000, 0.05):
+                seen = time.time()
+                raw = msg.value()
+                if msg.error() is not None or raw is None:
+                    continue
+                after = json.loads(raw)["payload"]["after"]
+                if after is not None:
+                    self.samples.append((after["ts"], seen))
+        self.consumer.close()
+
+
+def snapshot_under_load(svc: Services, workdir: Path) -> dict[str, Any]:
+    prefix = f"{DB}2"
+    doc = connector_document(svc.mariadb, svc.broker, prefix, snapshot__mode="no_data",
+                             database__include__list=DB)
+    create_topic(svc.broker.bootstrap, f"{prefix}.{DB}.lag")
+    proc = ConnectorProcess(doc, workdir)
+    proc.start()
+    writer = Writer(svc)
+    reader = LagReader(svc.broker.bootstrap, f"{prefix}.{DB}.lag")
+    try:
+        proc.wait_log("streaming from")
+        reader.start()
+        writer.start()
+        time.sleep(2.0)  # steady state before the snapshot starts
+        config = connector_config(svc, prefix, database__include__list=DB)
+        began = time.time()
+        began_writes = writer.writes
+        send_signal(config, build_signal("execute-snapshot", tables=[f"{DB}.big"]))
+        proc.wait_log(f"snapshot of {DB}.big complete", timeout=170)
+        ended = time.time()
+        writes = writer.writes - began_writes
+        time.sleep(1.0)
+    finally:
+        writer.stopping.set()
+        writer.join(10)
+        time.sleep(1.0)
+        reader.stopping.set()
+        reader.join(10)
+        proc.ensure_stopped()
+    lags = sorted(seen - written for written, seen in reader.samples if began <= written <= ended)
+    if not lags:
+        raise RuntimeError("no change events of the lag table were seen during the snapshot")
+    return {"seconds": ended - began, "writes_per_s": writes / (ended - began),
+            "events": len(lags), "p50": lags[len(lags) // 2],
+            "p99": lags[min(len(lags) - 1, int(len(lags) * 0.99))], "max": lags[-1]}
+
+
+def main() -> int:
+    quiet_logs()
+    with services() as svc:
+        began = time.monotonic()
+        make_table(svc)
+        print(f"{ROWS:,} rows written and replicated in {time.monotonic() - began:.1f}s",
+              flush=True)
+        snap = idle_snapshot(svc)
+        chunked_rows, chunked_s = plain_select(svc, snap["chunk"])
+        scan_rows, scan_s = plain_select(svc, None)
+        loaded = snapshot_under_load(svc, svc.base)
+    rate = snap["rows"] / snap["seconds"]
+    chunked = chunked_rows / chunked_s
+    ratio = rate / chunked
+    print_table(f"Incremental snapshot of {ROWS:,} rows (idle source, chunk size "
+                f"{snap['chunk']})",
+                ["what", "rows", "seconds", "rows/s", "vs chunked SELECT", "target met"],
+                [["snapshot end to end (signal -> all r acked)", snap["rows"], snap["seconds"],
+                  rate, ratio, "yes" if ratio >= TARGET_RATIO and rate >= TARGET_RATE
+                  else f"NO (>= {TARGET_RATIO}x and >= {TARGET_RATE:,} rows/s)"],
+                 [f"pymysql SELECT, keyset chunks of {snap['chunk']} (reference)",
+                  chunked_rows, chunked_s, chunked, 1.0, ""],
+                 ["pymysql SELECT, one full scan", scan_rows, scan_s, scan_rows / scan_s,
+                  scan_rows / scan_s / chunked, ""]])
+    print_table(f"Streaming lag while the snapshot runs under {WRITES_PER_SECOND:,} "
+                "inserts/s (primary commit -> consumable in Kafka)",
+                ["snapshot s", "writes/s", "events", "p50 s", "p99 s", "max s",
+                 f"p99 < {TARGET_P99:.0f}s"],
+                [[loaded["seconds"], loaded["writes_per_s"], loaded["events"], loaded["p50"],
+                  loaded["p99"], loaded["max"], "yes" if loaded["p99"] < TARGET_P99 else "NO"]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
