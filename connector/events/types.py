@@ -63,8 +63,17 @@ def _as_decimal(value: Any) -> Decimal:
 
 
 def _decimal_precise(scale: int) -> Converter:
+    shift = Decimal(10) ** scale
+    multiply = _DEC.multiply
+
     def convert(value: Any) -> bytes:
-        return unscaled_bytes(_as_decimal(value), scale)
+        # value * 10^scale is exact at this precision; it is integral unless the value has
+        # more fraction digits than the column (then round as unscaled_bytes does).
+        scaled = multiply(value if type(value) is Decimal else _as_decimal(value), shift)
+        n = int(scaled)
+        if scaled != n:
+            n = int(scaled.to_integral_value(context=_DEC))
+        return n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big", signed=True)
     return convert
 
 
