@@ -1,0 +1,490 @@
+"""`make demo`: the whole pipeline on one machine, end to end, in a few minutes.
+
+Private MariaDB primary + read-only replica and a local broker, sample tables, the connector,
+an incremental snapshot signalled while a writer keeps changing rows, the Spark job `--once`,
+then the source tables next to their Iceberg tables and a verdict. Everything it started is
+stopped, also on Ctrl-C or failure. Exit 0 when every table is equal, else 1.
+
+The local services are the test harness's (`tests/services.py`): one way to run them, so the
+demo runs from a source checkout (`make demo` in the repository root), not from a wheel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib
+import json
+import logging
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any
+
+from connector.config import ConnectorConfig, parse_config
+from connector.gtid import MariaDbGtidPos
+from connector.kafka import read_to_end
+from connector.offsets import offset_key
+
+PREFIX = "demo"
+DB = "shop"
+TABLES = ("customers", "orders")
+CUSTOMERS, ORDERS = 3_000, 12_000
+SHOW_ROWS = 10
+SCHEMA = [
+    f"CREATE DATABASE {DB}",
+    (f"CREATE TABLE {DB}.customers (id INT PRIMARY KEY, name VARCHAR(60) NOT NULL, "
+     "email VARCHAR(80), balance DECIMAL(12,2), signed_up DATETIME) DEFAULT CHARSET=utf8mb4"),
+    (f"CREATE TABLE {DB}.orders (id INT PRIMARY KEY, customer_id INT NOT NULL, "
+     "amount DECIMAL(10,2), status VARCHAR(12), placed_at DATETIME(6))"),
+    (f"INSERT INTO {DB}.customers SELECT seq, CONCAT('customer ', seq), "
+     "CONCAT('c', seq, '@example.com'), MOD(seq * 7919, 1000000) / 100, "
+     "TIMESTAMP '2023-01-01 00:00:00' + INTERVAL seq * 1777 SECOND "
+     f"FROM {DB}.seq_1_to_{CUSTOMERS}"),
+    (f"INSERT INTO {DB}.orders SELECT seq, 1 + MOD(seq * 31, {CUSTOMERS}), "
+     "MOD(seq * 104729, 50000) / 100, "
+     "ELT(1 + MOD(seq, 4), 'new', 'paid', 'shipped', 'returned'), "
+     "TIMESTAMP '2024-01-01 00:00:00' + INTERVAL seq * 613 SECOND "
+     f"+ INTERVAL MOD(seq * 7, 1000000) MICROSECOND FROM {DB}.seq_1_to_{ORDERS}"),
+]
+_START = time.monotonic()
+_CHILD = "GTIDMARK_DEMO_CHILD"  # set in the supervised child that does the work
+_interrupted = threading.Event()
+
+
+def say(message: str) -> None:
+    """One progress line with the elapsed time, so a newcomer sees where the demo is."""
+    print(f"[demo {time.monotonic() - _START:6.1f}s] {message}", flush=True)
+
+
+def harness() -> ModuleType:
+    """`tests.services`, importable when the demo runs from the repository root.
+
+    Imported by name so that type-checking the product packages does not pull in tests/.
+    """
+    try:
+        return importlib.import_module("tests.services")
+    except ImportError as exc:
+        raise SystemExit("the demo runs from a gtidmark source checkout: `make demo` in the "
+                         f"repository root (cannot import tests.services: {exc})") from None
+
+
+class Writer(threading.Thread):
+    """Inserts, updates and deletes rows of both sample tables on the primary until stopped."""
+
+    def __init__(self, primary: Any, seed: int = 7, per_second: float = 150.0) -> None:
+        super().__init__(name="demo-writer", daemon=True)
+        self.conn = primary.root(DB)
+        self.rng = random.Random(seed)
+        self.interval = 1.0 / per_second
+        self.stop_flag = threading.Event()
+        self.writes = 0
+        self.error: BaseException | None = None
+        self.next_id = {"customers": CUSTOMERS + 1, "orders": ORDERS + 1}
+
+    def run(self) -> None:
+        try:
+            next_at = time.monotonic()
+            with self.conn.cursor() as cur:
+                while not self.stop_flag.wait(max(0.0, next_at - time.monotonic())):
+                    next_at += self.interval
+                    self._one(cur)
+                    self.writes += 1
+        except BaseException as exc:  # noqa: BLE001 - surfaced by stop()
+            self.error = exc
+
+    def _one(self, cur: Any) -> None:
+        r = self.rng
+        table = r.choice(TABLES)
+        key = r.randint(1, self.next_id[table] - 1)
+        kind = r.random()
+        if kind < 0.55 and table == "customers":
+            cur.execute("UPDATE customers SET balance = balance + %s, name = %s WHERE id = %s",
+                        (r.randint(-5000, 5000) / 100, f"customer {key} (edited)", key))
+        elif kind < 0.55:
+            cur.execute("UPDATE orders SET status = %s, amount = amount + 1 WHERE id = %s",
+                        (r.choice(["paid", "shipped", "returned", "void"]), key))
+        elif kind < 0.75:
+            cur.execute(f"DELETE FROM {table} WHERE id = %s", (key,))
+        else:
+            new = self.next_id[table]
+            self.next_id[table] += 1
+            stamp = dt.datetime.now().replace(microsecond=r.randint(0, 999_999))
+            if table == "customers":
+                cur.execute("INSERT INTO customers VALUES (%s, %s, %s, %s, %s)",
+                            (new, f"new customer {new}", None, 0, stamp.replace(microsecond=0)))
+            else:
+                cur.execute("INSERT INTO orders VALUES (%s, %s, %s, %s, %s)",
+                            (new, r.randint(1, CUSTOMERS), r.randint(100, 99_999) / 100,
+                             "new", stamp))
+
+    def stop(self) -> int:
+        """Stop writing; the number of writes, or the writer's error raised here."""
+        if not self.stop_flag.is_set():
+            self.stop_flag.set()
+            self.join(30)
+            self.conn.close()
+        if self.error is not None:
+            raise RuntimeError(f"the writer failed: {self.error}") from self.error
+        return self.writes
+
+
+class Connector:
+    """`gtidmark run` as a child process in its own session; interesting log lines echoed."""
+
+    ECHO = ("streaming from", "snapshot", "ERROR", "WARNING")
+
+    def __init__(self, document: dict[str, Any], workdir: Path) -> None:
+        self.config_path = workdir / "connector.json"
+        self.config_path.write_text(json.dumps(document, indent=2))
+        self.config: ConnectorConfig = parse_config(document)
+        self.log_path = workdir / "connector.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._seen = 0
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        with open(self.log_path, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "connector.cli", "run", "--config", str(self.config_path)],
+                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    def wait_log(self, text: str, timeout: float) -> None:
+        """Block until `text` is logged, echoing new interesting lines meanwhile."""
+        deadline = time.monotonic() + timeout
+        while True:
+            log = self.log_path.read_text(errors="replace")
+            fresh, self._seen = log[self._seen:], len(log)
+            for line in fresh.splitlines():
+                if any(word in line for word in self.ECHO):
+                    print(f"      connector | {line.split(': ', 1)[-1]}", flush=True)
+            if text in log:
+                return
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the connector exited with {self.proc.returncode}; "
+                                   f"see {self.log_path}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {text!r} in the connector log after {timeout:.0f}s; "
+                                   f"see {self.log_path}")
+            time.sleep(0.3)
+
+    def committed_gtids(self) -> MariaDbGtidPos | None:
+        """The GTID position of the last committed offsets record, if any."""
+        found: MariaDbGtidPos | None = None
+        key = offset_key(self.config)
+        for msg in read_to_end(self.config.consumer_settings(), self.config.offsets_topic):
+            raw = msg.value()
+            if msg.key() == key and raw is not None:
+                found = MariaDbGtidPos.parse(str(json.loads(raw).get("gtids", "")))
+        return found
+
+    def wait_caught_up(self, target: MariaDbGtidPos, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            committed = self.committed_gtids()
+            if committed is not None and committed.covers(target):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"committed offsets {committed} do not cover {target} after "
+                                   f"{timeout:.0f}s; see {self.log_path}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        """SIGTERM (flush, commit offsets, exit 0); SIGKILL if it does not stop in time."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def connector_document(cdc: dict[str, Any], bootstrap: str) -> dict[str, Any]:
+    """The connector.json a user would write for the sample database."""
+    return {"name": f"{PREFIX}-connector", "config": {
+        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        "database.hostname": cdc["host"], "database.port": str(cdc["port"]),
+        "database.user": cdc["user"], "database.password": cdc["password"],
+        "database.server.id": "5401", "topic.prefix": PREFIX,
+        "database.include.list": DB, "bootstrap.servers": bootstrap,
+        "snapshot.mode": "no_data",
+        # Small, slightly throttled chunks: the snapshot takes a few seconds, so the writer's
+        # changes really interleave with it (the DBLog window at work).
+        "incremental.snapshot.chunk.size": "500", "incremental.snapshot.chunk.delay.ms": "100",
+    }}
+
+
+def spark_apply(bootstrap: str, warehouse: Path, workdir: Path) -> Any:
+    """Run `gtidmark spark-apply --once` in this process; its SparkSession is returned."""
+    from spark_consumer.job import main as spark_main
+    from spark_consumer.options import parse_options
+    from spark_consumer.session import build_session
+
+    argv = ["--bootstrap-servers", bootstrap, "--topics",
+            ",".join(f"{PREFIX}.{DB}.{t}" for t in TABLES), "--warehouse", str(warehouse),
+            "--once", "--dead-letter", str(workdir / "dead-letter.jsonl")]
+    say("   $ gtidmark spark-apply " + " ".join(argv))
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv
+    spark = build_session(parse_options(argv))  # the job reuses it (getOrCreate)
+    signal.signal(signal.SIGINT, _interrupt)  # PySpark replaced ours when it started
+    try:
+        code = spark_main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, _interrupt)  # the job's own handler is gone with it
+    if _interrupted.is_set():
+        raise KeyboardInterrupt
+    if code != 0:
+        raise RuntimeError(f"spark-apply exited with {code}")
+    return spark
+
+
+def stop_spark() -> None:
+    """Stop the job's SparkSession (and its JVM) if one was started."""
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()
+
+
+Row = dict[str, Any]
+
+
+def source_rows(primary: Any, table: str) -> tuple[list[str], dict[Any, Row]]:
+    """Column names and rows by primary key, read from the primary (the truth)."""
+    conn = primary.root(DB)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT * FROM `{table}` ORDER BY id")
+            names = [d[0] for d in cur.description]
+            return names, {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+    finally:
+        conn.close()
+
+
+def iceberg_rows(spark: Any, table: str) -> tuple[list[str], dict[Any, Row]]:
+    """Column names and rows by key of the Iceberg table; timestamps back as naive UTC."""
+    from pyspark.sql.types import TimestampType
+
+    frame = spark.table(f"gtidmark.{DB}.{table}")
+    stamps = {f.name for f in frame.schema.fields if isinstance(f.dataType, TimestampType)}
+    names = [f.name for f in frame.schema.fields]
+    exprs = [f"unix_micros(`{n}`) AS `{n}`" if n in stamps else f"`{n}`" for n in names]
+    epoch = dt.datetime(1970, 1, 1)
+    rows: dict[Any, Row] = {}
+    for record in frame.selectExpr(*exprs).collect():
+        row = record.asDict()
+        for n in stamps:
+            if row[n] is not None:
+                row[n] = epoch + dt.timedelta(microseconds=row[n])
+        rows[row["id"]] = row
+    return names, rows
+
+
+def differing(source: dict[Any, Row], iceberg: dict[Any, Row]) -> int:
+    """Keys missing on one side or with any column different (absent column = NULL)."""
+    keys = source.keys() | iceberg.keys()
+    return sum(1 for k in keys if k not in source or k not in iceberg
+               or any(iceberg[k].get(c) != v for c, v in source[k].items()))
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(" ")
+    text = str(value)
+    return text if len(text) <= 22 else text[:21] + "…"
+
+
+def side_by_side(table: str, src: tuple[list[str], dict[Any, Row]],
+                 ice: tuple[list[str], dict[Any, Row]]) -> None:
+    """The first rows of both tables next to each other, then the counts."""
+    def lines(names: list[str], rows: dict[Any, Row]) -> list[str]:
+        shown = [rows[k] for k in sorted(rows)[:SHOW_ROWS]]
+        widths = [max([len(n)] + [len(cell(r.get(n))) for r in shown]) for n in names]
+        out = [" ".join(n.ljust(w) for n, w in zip(names, widths))]
+        out += [" ".join(cell(r.get(n)).ljust(w) for n, w in zip(names, widths)) for r in shown]
+        return out
+
+    left, right = lines(*src), lines(*ice)
+    width = max(len(line) for line in left)
+    print(f"\n  {'MariaDB primary ' + DB + '.' + table:<{width}} | Iceberg gtidmark.{DB}.{table}")
+    for a, b in zip(left, right, strict=False):
+        print(f"  {a:<{width}} | {b}")
+    print(f"  {'... ' + str(len(src[1])) + ' rows':<{width}} | ... {len(ice[1])} rows")
+
+
+def compare_all(primary: Any, spark: Any) -> bool:
+    """Print every table side by side and one verdict line per table; True if all equal."""
+    verdicts = []
+    for table in TABLES:
+        src, ice = source_rows(primary, table), iceberg_rows(spark, table)
+        side_by_side(table, src, ice)
+        verdicts.append((table, differing(src[1], ice[1]), len(src[1])))
+    print()
+    for table, bad, count in verdicts:
+        outcome = f"EQUAL ({count} rows)" if bad == 0 else f"DIFFERENT ({bad} rows differ)"
+        print(f"  {DB}.{table}: {outcome}")
+    print(flush=True)
+    return all(bad == 0 for _, bad, _ in verdicts)
+
+
+def run(base: Path, stoppers: list[Any]) -> bool:
+    """Steps 1-6; every service is registered in `stoppers` as soon as it starts."""
+    from signals.send import build_signal, send_signal
+
+    services = harness()
+    say(f"1/6 starting a private MariaDB primary + read-only replica and a broker in {base}")
+    pair = services.MariaDbPair.create(base)
+    stoppers.append(pair.stop)
+    pair.start()
+    broker = services.Broker(base)
+    stoppers.append(broker.stop)
+    with stderr_to(base / "broker-start.log"):  # librdkafka: "connection refused" until up
+        broker.start()
+    say(f"    primary on port {pair.primary.port}, replica on {pair.replica.port}, "
+        f"broker on {broker.bootstrap}")
+
+    say(f"2/6 creating {DB}.customers ({CUSTOMERS} rows) and {DB}.orders ({ORDERS} rows)")
+    for sql in SCHEMA:
+        pair.primary.execute(sql)
+    pair.wait_synced()
+
+    say("3/6 starting the connector on the replica (snapshot.mode=no_data) and a writer "
+        "that keeps changing rows on the primary")
+    connector = Connector(connector_document(pair.cdc_settings(), broker.bootstrap), base)
+    stoppers.append(connector.stop)
+    connector.start()
+    connector.wait_log("streaming from", 60)
+    writer = Writer(pair.primary)
+    stoppers.append(writer.stop_flag.set)
+    writer.start()
+    time.sleep(2)
+
+    tables = [f"{DB}.{t}" for t in TABLES]
+    say(f"4/6 sending execute-snapshot for {', '.join(tables)} while the writer runs")
+    say(f"   $ gtidmark signal --config {connector.config_path} execute-snapshot "
+        f"--tables {','.join(tables)}")
+    send_signal(connector.config, build_signal("execute-snapshot", tables=tables))
+    for table in tables:
+        connector.wait_log(f"snapshot of {table} complete", 240)
+    writes = writer.stop()
+    say(f"    snapshot complete; the writer made {writes} changes meanwhile and is stopped")
+    target = MariaDbGtidPos.parse(pair.wait_synced())
+    connector.wait_caught_up(target)
+    say(f"    the connector's committed offsets cover the primary's position {target}")
+
+    say("5/6 applying the change topics to Iceberg tables with Spark (--once)")
+    spark = spark_apply(broker.bootstrap, base / "warehouse", base)
+
+    say("6/6 comparing every row of the source tables with the Iceberg tables")
+    return compare_all(pair.primary, spark)
+
+
+@contextlib.contextmanager
+def stderr_to(path: Path) -> Iterator[None]:
+    """Send file descriptor 2 (where librdkafka logs) to `path` for a while."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as sink:
+        os.dup2(sink.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C (forwarded by `supervise`) or SIGTERM: remember it, unwind to the cleanup."""
+    _interrupted.set()
+    raise KeyboardInterrupt
+
+
+def workdir() -> Path:
+    """A fresh directory; short, because MariaDB's socket path must stay under ~100 bytes."""
+    parent = tempfile.gettempdir()
+    return Path(tempfile.mkdtemp(prefix="gtidmark-demo-",
+                                 dir=parent if len(parent) < 40 else "/tmp"))
+
+
+def cleanup(base: Path, keep_logs: bool) -> None:
+    """Remove the work directory; after a failure keep only its logs for reading."""
+    if not keep_logs:
+        shutil.rmtree(base, ignore_errors=True)
+        return
+    for big in (base / "primary" / "data", base / "replica" / "data", base / "warehouse"):
+        shutil.rmtree(big, ignore_errors=True)
+    say(f"logs kept in {base}")
+
+
+def supervise() -> int:
+    """Run the demo in its own session and forward Ctrl-C to it alone.
+
+    A terminal's Ctrl-C reaches the whole process group: the broker and the databases would
+    die first, in any order, and the connector could not flush. Here only the demo hears it
+    and stops what it started in order.
+    """
+    env = {**os.environ, _CHILD: "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "connector.demo"], env=env,
+                            start_new_session=True)
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        proc.send_signal(signal.SIGINT)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, forward)
+    return proc.wait()
+
+
+def main() -> int:
+    if os.environ.get(_CHILD) != "1":
+        return supervise()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="      spark | %(message)s")
+    logging.getLogger("spark_consumer").setLevel(logging.INFO)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # tracebacks of an interrupted call
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _interrupt)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # everything here is on loopback
+    base = workdir()
+    stoppers: list[Any] = [stop_spark]
+    equal = False
+    try:
+        equal = run(base, stoppers)
+        return 0 if equal else 1
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line for the user, exit 1
+        say(f"failed: {type(exc).__name__}: {exc}")
+        return 1
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: say("still stopping, a few seconds more"))
+        say("stopping everything the demo started")
+        for stop in reversed(stoppers):
+            try:
+                stop()
+            except Exception as exc:  # noqa: BLE001 - keep stopping the rest
+                say(f"    while stopping: {exc}")
+        cleanup(base, keep_logs=not equal)
+        say(f"done in {time.monotonic() - _START:.0f}s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
