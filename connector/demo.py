@@ -343,6 +343,20 @@ def compare_all(primary: Any, spark: Any) -> bool:
     return all(bad == 0 for _, bad, _ in verdicts)
 
 
+@contextlib.contextmanager
+def stderr_to(path: Path) -> Iterator[None]:
+    """Send file descriptor 2 (where librdkafka logs) to `path` for a while."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as sink:
+        os.dup2(sink.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def run(base: Path, stoppers: list[Any]) -> bool:
     """Steps 1-6; every service is registered in `stoppers` as soon as it starts."""
     from signals.send import build_signal, send_signal
@@ -395,20 +409,6 @@ def run(base: Path, stoppers: list[Any]) -> bool:
     return compare_all(pair.primary, spark)
 
 
-@contextlib.contextmanager
-def stderr_to(path: Path) -> Iterator[None]:
-    """Send file descriptor 2 (where librdkafka logs) to `path` for a while."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(path, "ab") as sink:
-        os.dup2(sink.fileno(), 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """Ctrl-C (forwarded by `supervise`) or SIGTERM: remember it, unwind to the cleanup."""
     _interrupted.set()
@@ -448,7 +448,8 @@ def supervise() -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, forward)
-    return proc.wait()
+    code = proc.wait()
+    return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
 
 
 def main() -> int:
