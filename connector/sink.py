@@ -36,6 +36,7 @@ class Sink:
     def __init__(self, settings: dict[str, str]) -> None:
         self._producer = Producer({**PRODUCER_DEFAULTS, **settings,
                                    "error_cb": self._on_error})
+        self._produce = self._producer.produce  # bound once: called for every record
         self._next_seq = 0
         self._acked_through = -1
         self._acked_ahead: set[int] = set()
@@ -57,12 +58,12 @@ class Sink:
 
     def send(self, topic: str, key: bytes | None, value: bytes | None) -> None:
         seq = self._next_seq
-        self._next_seq += 1
+        self._next_seq = seq + 1
+        on_delivery = self._on_delivery
         while True:
             try:
-                self._producer.produce(topic, value, key,
-                                       on_delivery=lambda err, msg: self._on_delivery(seq, err,
-                                                                                      msg))
+                self._produce(topic, value, key,
+                              on_delivery=lambda err, msg: on_delivery(seq, err, msg))
                 return
             except BufferError:
                 self._wait_for_room()

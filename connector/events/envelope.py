@@ -249,6 +249,8 @@ class EventEncoder:
         self._codecs = CodecFactory(config, schema_ids)
         self._source = _SourceStruct(config.flavour, config.topic_prefix)
         self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}
+        # Hashing a TableSchema (every column) per event cost more than encoding a small row.
+        self._last: tuple[TableSchema, tuple[str, ...] | None, TableEncoder] | None = None
         flavour = config.flavour
         self._hb = (self._codecs.codec("key", config.heartbeat_topic, HEARTBEAT_KEY),
                     self._codecs.codec("value", config.heartbeat_topic, HEARTBEAT_VALUE))
@@ -275,6 +277,9 @@ class EventEncoder:
     def table(self, schema: TableSchema,
               key_columns: tuple[str, ...] | None = None) -> TableEncoder:
         """The encoder for `schema`; `key_columns` overrides the primary key (surrogate key)."""
+        last = self._last
+        if last is not None and last[0] is schema and last[1] == key_columns:
+            return last[2]  # the reader hands out one TableSchema object per version
         cache_key = (schema, key_columns)
         encoder = self._tables.get(cache_key)
         if encoder is None:
@@ -283,6 +288,7 @@ class EventEncoder:
             if len(self._tables) >= 4096:  # old schema versions after many DDLs
                 self._tables.clear()
             self._tables[cache_key] = encoder
+        self._last = (schema, key_columns, encoder)
         return encoder
 
     def heartbeat(self, ts_ms: int) -> Record:
