@@ -90,6 +90,11 @@ def _config(path: str) -> ConnectorConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["spark-apply"]:
+        # Everything after the word belongs to the Spark job's own parser (and --help).
+        from spark_consumer.job import main as spark_main
+
+        return int(spark_main(args_list[1:]))
     try:
         args = build_parser().parse_args(args_list)
     except UsageError as exc:

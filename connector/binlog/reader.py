@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pymysql
-from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication import BinLogStreamReader, binlogstream
 from pymysqlreplication.event import (
     HeartbeatLogEvent,
     MariadbGtidEvent,
@@ -37,6 +37,11 @@ from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import TableSchema, schema_from_table_map
 
 log = logging.getLogger(__name__)
+
+# mysql-replication 1.0.17 reconnects by itself on errors 2006/2013, from its *original*
+# start position (an endless duplicate loop, seen here). Turn that off: the errors reach
+# BinlogReader.run, which reconnects from the position after the last whole transaction.
+binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
@@ -125,6 +130,8 @@ class BinlogReader(threading.Thread):
                 self.connected.clear()
                 self._stopping.wait(delay)
             except Exception as exc:  # noqa: BLE001 - reported to the engine, which exits 1
+                if self._stopping.is_set():
+                    return  # stop() closed the socket under the read: not a failure
                 log.exception("binlog reader failed")
                 self._out.fail(f"binlog reader failed: {_one_line(exc)}")
                 return
@@ -154,7 +161,6 @@ class BinlogReader(threading.Thread):
 
     def _stream_once(self) -> None:
         stream = self._stream = self._open()
-        # Keep the library's own reconnect (errors 2006/2013) resuming from where we are.
         tx: Transaction | None = None
         schemas: dict[int, TableSchema] = {}
         for event in stream:
@@ -202,7 +208,6 @@ class BinlogReader(threading.Thread):
                 continue
             tx.end_pos = event.packet.log_pos
             self.position = self.position.advance(tx.gtid)
-            stream.auto_position = str(self.position)
             self._out.put(tx, tx.row_count + 1, self._stopping)
             tx = None
 

@@ -6,6 +6,8 @@ built and serialized. Shapes follow Debezium 3.x MySQL output (Envelope schema v
 
 from __future__ import annotations
 
+import logging
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,8 @@ from connector.schema import Column, TableSchema
 SOURCE_VERSION = "gtidmark-0.1.0"
 Record = tuple[str, bytes | None, bytes | None]
 
+
+log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class SourceInfo:
@@ -112,6 +116,20 @@ class _SourceStruct:
         }
 
 
+def _supported(schema: TableSchema, columns: list[Column], dec: str, tpm: str) -> list[Column]:
+    """Columns whose type has a mapping; the others are left out with one warning each."""
+    kept = []
+    for column in columns:
+        try:
+            field_mapping(column, dec, tpm)
+        except ValueError as exc:
+            log.warning("%s.%s: %s; the column is left out of its events", schema.db,
+                        schema.table, exc)
+            continue
+        kept.append(column)
+    return kept
+
+
 _OPS = {op: f'"{op}"' for op in ("c", "u", "d", "r")}
 
 
@@ -134,6 +152,7 @@ class TableEncoder:
                       if not any(p.fullmatch(f"{schema.db}.{schema.table}.{c.name}")
                                  for p in excluded)]
         dec, tpm = config.decimal_handling_mode, config.time_precision_mode
+        value_cols = _supported(schema, value_cols, dec, tpm)
         value_maps = [field_mapping(c, dec, tpm) for c in value_cols]
         self._row = RowConverter(value_cols, value_maps)
         row_schema = {

@@ -11,6 +11,7 @@ selected again with new watermarks. No locks, no writes: SELECTs and variable re
 from __future__ import annotations
 
 import logging
+import operator
 import time
 import uuid
 from collections.abc import Callable
@@ -341,7 +342,12 @@ class SnapshotCoordinator:
             return
         self._unsafe = 0
         key_idx = [names.index(c) for c in self._key_columns]
-        buffered = {tuple(r[i] for i in key_idx): dict(zip(names, r)) for r in rows}
+        if len(key_idx) == 1:
+            k = key_idx[0]
+            buffered = {(r[k],): dict(zip(names, r)) for r in rows}
+        else:
+            key_of = operator.itemgetter(*key_idx)
+            buffered = {key_of(r): dict(zip(names, r)) for r in rows}
         last = tuple(rows[-1][i] for i in key_idx) if rows else None
         self._window_key = last
         self._window_full = len(rows) >= self.chunk_size

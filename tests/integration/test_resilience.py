@@ -1,0 +1,205 @@
+"""Bad input and outages: each gets one clear log line and loses nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_tools import consume_all
+from tests.services import CDC_USER, Broker, MariaDbPair
+
+
+@pytest.fixture
+def running(mariadb: MariaDbPair, broker: Broker, unique_name: str,
+            tmp_path: Path) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+    db = unique_name
+    mariadb.primary.execute(f"CREATE DATABASE {db}")
+    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
+    mariadb.wait_synced()
+    doc = connector_document(mariadb, broker, db, heartbeat__interval__ms="300",
+                             provide__transaction__metadata="true")
+    proc = ConnectorProcess(doc, tmp_path)
+    proc.start()
+    proc.wait_log("streaming from")
+    yield db, proc, doc
+    proc.ensure_stopped()
+
+
+def insert(mariadb: MariaDbPair, db: str, start: int, count: int) -> None:
+    mariadb.primary.execute(f"INSERT INTO {db}.t SELECT seq, CONCAT('v', seq) FROM "
+                            f"{db}.seq_{start}_to_{start + count - 1}")
+
+
+def assert_same(mariadb: MariaDbPair, broker: Broker, db: str, table: str = "t") -> None:
+    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
+    assert rebuilt == source_rows(mariadb, db, table, ["id"])
+
+
+def test_paused_broker_stalls_then_catches_up(mariadb: MariaDbPair, broker: Broker,
+                                              running: tuple[str, ConnectorProcess,
+                                                             dict[str, Any]]) -> None:
+    db, proc, doc = running
+    insert(mariadb, db, 1, 100)
+    broker.pause()
+    try:
+        for i in range(10):
+            insert(mariadb, db, 1000 + i * 100, 100)
+            time.sleep(0.3)
+    finally:
+        broker.resume()
+    insert(mariadb, db, 5000, 100)
+    wait_caught_up(mariadb, broker, doc)
+    assert_same(mariadb, broker, db)
+    assert proc.proc is not None and proc.proc.poll() is None
+
+
+def binlog_dump_threads(mariadb: MariaDbPair) -> list[int]:
+    rows = mariadb.replica.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE "
+                                   "USER = %s AND COMMAND LIKE 'Binlog Dump%%'", (CDC_USER,))
+    return [int(r[0]) for r in rows]
+
+
+def test_dropped_db_connection_resumes_from_last_gtid(
+        mariadb: MariaDbPair, broker: Broker,
+        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running
+    insert(mariadb, db, 1, 500)
+    mariadb.wait_synced()
+    for thread in binlog_dump_threads(mariadb):
+        mariadb.replica.execute(f"KILL {thread}")
+    insert(mariadb, db, 1000, 500)
+    proc.wait_log("reconnecting from GTID")
+    wait_caught_up(mariadb, broker, doc)
+    assert_same(mariadb, broker, db)
+    # No replay from the library's original position: every insert appears exactly once.
+    creates = [m for m in consume_all(broker.bootstrap, f"{db}.{db}.t")
+               if m.value() is not None and json.loads(m.value())["payload"]["op"] == "c"]
+    assert len(creates) == 1000
+
+
+def test_replica_restart_is_survived(mariadb: MariaDbPair, broker: Broker,
+                                     running: tuple[str, ConnectorProcess,
+                                                    dict[str, Any]]) -> None:
+    db, proc, doc = running
+    insert(mariadb, db, 1, 300)
+    mariadb.wait_synced()
+    mariadb.replica.stop()
+    insert(mariadb, db, 1000, 300)
+    mariadb.replica.start()
+    mariadb.replica.execute("START SLAVE")
+    insert(mariadb, db, 2000, 300)
+    wait_caught_up(mariadb, broker, doc)
+    assert_same(mariadb, broker, db)
+    assert "reconnecting from GTID" in proc.log()
+
+
+def test_unknown_ddl_and_unsupported_type_are_logged(
+        mariadb: MariaDbPair, broker: Broker,
+        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running
+    p = mariadb.primary
+    p.execute(f"CREATE USER IF NOT EXISTS '{db}'@'localhost'")
+    p.execute(f"RENAME USER '{db}'@'localhost' TO '{db}x'@'localhost'")
+    p.execute(f"DROP USER '{db}x'@'localhost'")
+    p.execute(f"CREATE TABLE {db}.odd (id INT PRIMARY KEY, addr INET6, u UUID, v INT)")
+    p.execute(f"INSERT INTO {db}.odd VALUES (1, '::1', UUID(), 10), (2, NULL, NULL, 20)")
+    insert(mariadb, db, 1, 10)
+    wait_caught_up(mariadb, broker, doc)
+    log = proc.log()
+    assert re.search(r"DDL not recognised.*RENAME USER", log)
+    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.odd")
+    assert sorted(r["v"] for r in rebuilt.values()) == [10, 20]
+    assert_same(mariadb, broker, db)
+
+
+def test_heartbeats_and_transaction_metadata(mariadb: MariaDbPair, broker: Broker,
+                                             running: tuple[str, ConnectorProcess,
+                                                            dict[str, Any]]) -> None:
+    db, proc, doc = running
+    conn = mariadb.primary.root(db, autocommit=False)
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        cur.execute("UPDATE t SET v = 'c' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    wait_caught_up(mariadb, broker, doc)
+    time.sleep(1.0)
+    assert proc.stop() == 0
+    beats = consume_all(broker.bootstrap, f"__debezium-heartbeat.{db}")
+    assert len(beats) >= 2
+    markers = [json.loads(m.value())["payload"] for m in
+               consume_all(broker.bootstrap, f"{db}.transaction")]
+    assert [m["status"] for m in markers] == ["BEGIN", "END"]
+    assert markers[1]["event_count"] == 3
+    events = [json.loads(m.value())["payload"] for m in consume_all(broker.bootstrap,
+                                                                    f"{db}.{db}.t")]
+    assert {e["transaction"]["id"] for e in events} == {markers[0]["id"]}
+    assert [e["transaction"]["total_order"] for e in events] == [1, 2, 3]
+
+
+def test_restart_decodes_old_events_with_their_own_schema(
+        mariadb: MariaDbPair, broker: Broker,
+        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running
+    insert(mariadb, db, 1, 5)
+    wait_caught_up(mariadb, broker, doc)
+    assert proc.stop() == 0
+    p = mariadb.primary
+    p.execute(f"INSERT INTO {db}.t VALUES (100, 'before-ddl')")
+    p.execute(f"ALTER TABLE {db}.t CHANGE COLUMN v w VARCHAR(30)")
+    p.execute(f"INSERT INTO {db}.t VALUES (101, 'after-ddl')")
+    proc.start()
+    proc.wait_log("resuming from committed offsets")
+    wait_caught_up(mariadb, broker, doc)
+    events = [json.loads(m.value())["payload"] for m in
+              consume_all(broker.bootstrap, f"{db}.{db}.t") if m.value() is not None]
+    by_id = {e["after"]["id"]: e["after"] for e in events}
+    assert by_id[100] == {"id": 100, "v": "before-ddl"}
+    assert by_id[101] == {"id": 101, "w": "after-ddl"}
+    history = [json.loads(m.value()) for m in consume_all(broker.bootstrap,
+                                                          f"{db}-schema-history")]
+    assert any("CHANGE COLUMN v w" in h["ddl"] for h in history)
+
+
+def test_connector_never_writes(mariadb: MariaDbPair, broker: Broker, unique_name: str,
+                                tmp_path: Path) -> None:
+    db = unique_name
+    r = mariadb.replica
+    r.execute("SET GLOBAL general_log_file = %s", (str(tmp_path / "general.log"),))
+    r.execute("SET GLOBAL log_output = 'FILE'")
+    r.execute("SET GLOBAL general_log = 1")
+    try:
+        mariadb.primary.execute(f"CREATE DATABASE {db}")
+        mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)")
+        mariadb.primary.execute(f"INSERT INTO {db}.t SELECT seq, seq FROM {db}.seq_1_to_3000")
+        mariadb.wait_synced()
+        doc = connector_document(mariadb, broker, db, snapshot__mode="initial",
+                                 incremental__snapshot__chunk__size="500")
+        proc = ConnectorProcess(doc, tmp_path)
+        proc.start()
+        try:
+            proc.wait_log(f"snapshot of {db}.t complete", timeout=60)
+            mariadb.primary.execute(f"UPDATE {db}.t SET v = -v WHERE id < 10")
+            wait_caught_up(mariadb, broker, doc)
+            assert proc.stop() == 0
+        finally:
+            proc.ensure_stopped()
+    finally:
+        r.execute("SET GLOBAL general_log = 0")
+    assert_same(mariadb, broker, db)
+    log = (tmp_path / "general.log").read_text(errors="replace")
+    cdc_threads = set(re.findall(rf"\s(\d+) Connect\s+{CDC_USER}@", log))
+    assert cdc_threads, "the general log shows no connection of the connector"
+    statements = [m.group(2).strip() for m in re.finditer(r"\s(\d+) Query\s+(.*)", log)
+                  if m.group(1) in cdc_threads]
+    allowed = re.compile(r"^(SELECT|SHOW|SET|START TRANSACTION|COMMIT|ROLLBACK)\b", re.I)
+    writes = [s for s in statements if not allowed.match(s)]
+    assert statements and not writes, writes[:5]
