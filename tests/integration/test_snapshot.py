@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -252,3 +254,36 @@ def test_bad_signals_are_logged_and_skipped(mariadb: MariaDbPair, broker: Broker
     mariadb.primary.execute(f"INSERT INTO {db}.ok VALUES (999999, 1, 'after', 0)")
     wait_caught_up(mariadb, broker, proc_doc(proc))
     compare(mariadb, broker, db, "ok", ["id"])
+
+
+def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker: Broker,
+                                                    unique_name: str, tmp_path: Path,
+                                                    connector: list[ConnectorProcess]) -> None:
+    db = unique_name
+    make_table(mariadb, db, 20_000, table="slow")
+    proc = start(mariadb, broker, db, tmp_path, connector,
+                 incremental__snapshot__chunk__size="500",
+                 incremental__snapshot__chunk__delay__ms="100")
+    signal(proc, "execute-snapshot", tables=[f"{db}.slow"])
+    proc.wait_log(f"snapshot of {db}.slow starts")
+    signal(proc, "pause-snapshot")
+    proc.wait_log("snapshot paused")
+    assert proc.stop() == 0
+    status = subprocess.run([sys.executable, "-m", "connector.cli", "status", "--config",
+                             str(proc.config_path), "--json"], capture_output=True, text=True,
+                            timeout=60, check=True)
+    report = json.loads(status.stdout)
+    assert report["snapshot"]["paused"] is True
+    assert f"{db}.slow:" in report["snapshot"]["tables"][0]
+    assert "rows/s" in report["snapshot"]["tables"][0]
+    assert "cdc-secret-pw" not in status.stdout + status.stderr
+    proc.start()
+    proc.wait_log("(paused)")
+    time.sleep(1.5)
+    assert "complete" not in proc.log()[proc.log_offset:]
+    signal(proc, "set-throttle", chunk_size=5000, chunk_delay_ms=0)
+    proc.wait_log("chunk size 5000")
+    signal(proc, "resume-snapshot")
+    proc.wait_log(f"snapshot of {db}.slow complete", timeout=120)
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    compare(mariadb, broker, db, "slow", ["id"])
