@@ -28,6 +28,8 @@ jars: $(STAMP)
 	$(PY) -m spark_consumer.jars
 
 test: setup
+	$(PY) -m mypy
+	$(PY) -m ruff check connector signals spark_consumer tests bench
 	$(PY) -m pytest -q
 
 test-unit: $(STAMP)

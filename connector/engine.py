@@ -16,10 +16,10 @@ from typing import Any
 
 import pymysql
 
-from connector.dispatcher import Dispatcher
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader, Transaction
 from connector.config import ConfigError, ConnectorConfig
+from connector.dispatcher import Dispatcher
 from connector.events.envelope import EventEncoder
 from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter

@@ -10,7 +10,7 @@ SYSTEM_DATABASES = frozenset({"mysql", "sys", "performance_schema", "information
 
 
 def _compile(patterns: list[str]) -> list[re.Pattern[str]]:
-    return [re.compile(p, re.I) for p in patterns]
+    return [re.compile(p, re.IGNORECASE) for p in patterns]
 
 
 class TableFilter:

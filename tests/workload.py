@@ -10,13 +10,13 @@ from typing import Any
 from tests.services import MariaDbPair
 
 TABLES = {
-    "orders": ("CREATE TABLE {db}.orders (id INT PRIMARY KEY, customer VARCHAR(40) NOT NULL, "
+    "orders": (("CREATE TABLE {db}.orders (id INT PRIMARY KEY, customer VARCHAR(40) NOT NULL, "
                "amount DECIMAL(12,2), status VARCHAR(10), created DATETIME(6), "
-               "flags BIGINT UNSIGNED)", ["id"]),
-    "customers": ("CREATE TABLE {db}.customers (code VARCHAR(20) PRIMARY KEY, "
-                  "name VARCHAR(60), balance BIGINT) DEFAULT CHARSET=utf8mb4", ["code"]),
-    "items": ("CREATE TABLE {db}.items (order_id INT, line INT, sku VARCHAR(20), qty INT, "
-              "PRIMARY KEY (order_id, line))", ["order_id", "line"]),
+               "flags BIGINT UNSIGNED)"), ["id"]),
+    "customers": (("CREATE TABLE {db}.customers (code VARCHAR(20) PRIMARY KEY, "
+                   "name VARCHAR(60), balance BIGINT) DEFAULT CHARSET=utf8mb4"), ["code"]),
+    "items": (("CREATE TABLE {db}.items (order_id INT, line INT, sku VARCHAR(20), qty INT, "
+               "PRIMARY KEY (order_id, line))"), ["order_id", "line"]),
 }
 
 

@@ -14,25 +14,25 @@ from dataclasses import dataclass
 _IDENT = r"(?:`(?:[^`]|``)+`|[\w$]+)"
 _QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})?"
 _NAME = rf"({_QNAME})"
-_COMMENTS = re.compile(r"/\*(?!!).*?\*/|/\*!\d*|\*/|--[^\n]*|#[^\n]*", re.S)
+_COMMENTS = re.compile(r"/\*(?!!).*?\*/|/\*!\d*|\*/|--[^\n]*|#[^\n]*", re.DOTALL)
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("CREATE", re.compile(rf"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?TABLE\s+"
-                          rf"(?:IF\s+NOT\s+EXISTS\s+)?{_NAME}", re.I)),
+                          rf"(?:IF\s+NOT\s+EXISTS\s+)?{_NAME}", re.IGNORECASE)),
     ("ALTER", re.compile(rf"^ALTER\s+(?:ONLINE\s+)?(?:IGNORE\s+)?TABLE\s+(?:IF\s+EXISTS\s+)?"
-                         rf"{_NAME}", re.I)),
+                         rf"{_NAME}", re.IGNORECASE)),
     ("DROP", re.compile(rf"^DROP\s+(?:TEMPORARY\s+)?TABLES?\s+(?:IF\s+EXISTS\s+)?"
-                        rf"((?:{_QNAME}\s*,?\s*)+)", re.I)),
-    ("TRUNCATE", re.compile(rf"^TRUNCATE\s+(?:TABLE\s+)?{_NAME}", re.I)),
-    ("RENAME", re.compile(r"^RENAME\s+TABLES?\s+(.+)$", re.I | re.S)),
+                        rf"((?:{_QNAME}\s*,?\s*)+)", re.IGNORECASE)),
+    ("TRUNCATE", re.compile(rf"^TRUNCATE\s+(?:TABLE\s+)?{_NAME}", re.IGNORECASE)),
+    ("RENAME", re.compile(r"^RENAME\s+TABLES?\s+(.+)$", re.IGNORECASE | re.DOTALL)),
     ("DATABASE", re.compile(rf"^(?:CREATE|DROP|ALTER)\s+(?:DATABASE|SCHEMA)\s+"
-                            rf"(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_IDENT})", re.I)),
+                            rf"(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_IDENT})", re.IGNORECASE)),
 ]
 _IGNORED = re.compile(r"^(?:CREATE|DROP|ALTER)\s+(?:(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*\S+\s+)?"
                       r"(?:ALGORITHM\s*=\s*\w+\s+)?(?:SQL\s+SECURITY\s+\w+\s+)?)?"
                       r"(?:VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT|USER|ROLE|SERVER|INDEX|"
                       r"UNIQUE\s+INDEX|SEQUENCE)\b|^(?:GRANT|REVOKE|FLUSH|ANALYZE|OPTIMIZE|"
-                      r"SET|SAVEPOINT|XA|REPAIR|CHECK)\b", re.I)
+                      r"SET|SAVEPOINT|XA|REPAIR|CHECK)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +77,13 @@ def parse_ddl(sql: str, default_db: str | None) -> DdlChange:
                                                              "NOWAIT")]
             return DdlChange(kind, tuple(_qualified(n, default_db) for n in names))
         if kind == "RENAME":
-            pairs = re.findall(rf"{_NAME}\s+TO\s+{_NAME}", match.group(1), re.I)
+            pairs = re.findall(rf"{_NAME}\s+TO\s+{_NAME}", match.group(1), re.IGNORECASE)
             tables = tuple(t for old, new in pairs for t in (_qualified(old, default_db),
                                                              _qualified(new, default_db)))
             return DdlChange(kind, tables)
         table = _qualified(match.group(1), default_db)
-        if kind == "ALTER" and re.search(r"\bRENAME\s+(?:TO|AS)\s+", text, re.I):
-            new = re.search(rf"\bRENAME\s+(?:TO|AS)\s+{_NAME}", text, re.I)
+        if kind == "ALTER" and re.search(r"\bRENAME\s+(?:TO|AS)\s+", text, re.IGNORECASE):
+            new = re.search(rf"\bRENAME\s+(?:TO|AS)\s+{_NAME}", text, re.IGNORECASE)
             if new is not None:
                 return DdlChange("RENAME", (table, _qualified(new.group(1), default_db)))
         return DdlChange(kind, (table,))

@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -98,12 +99,7 @@ class BinlogReader(threading.Thread):
 
     def stop(self) -> None:
         self._stopping.set()
-        stream = self._stream
-        if stream is not None:
-            try:
-                stream.close()
-            except Exception:  # noqa: BLE001 - closing a socket another thread reads
-                pass
+        _close_quietly(self._stream)
 
     def run(self) -> None:
         failing_since: float | None = None
@@ -129,7 +125,7 @@ class BinlogReader(threading.Thread):
                             _one_line(exc), self.position, delay)
                 self.connected.clear()
                 self._stopping.wait(delay)
-            except Exception as exc:  # noqa: BLE001 - reported to the engine, which exits 1
+            except Exception as exc:
                 if self._stopping.is_set():
                     return  # stop() closed the socket under the read: not a failure
                 log.exception("binlog reader failed")
@@ -140,11 +136,7 @@ class BinlogReader(threading.Thread):
 
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
-            try:
-                stream.close()
-            except Exception:  # noqa: BLE001
-                pass
+        _close_quietly(stream)
 
     def _open(self) -> BinLogStreamReader:
         return BinLogStreamReader(
@@ -238,6 +230,13 @@ def _rows_change(event: Any, table: TableSchema) -> RowsChange:
         return RowsChange(table, "d", [_image(row) for row in event.rows], pos)
     return RowsChange(table, "u", [(_image(row, "before_"), _image(row, "after_"))
                                    for row in event.rows], pos)
+
+
+def _close_quietly(stream: BinLogStreamReader | None) -> None:
+    """Close a stream whose socket another thread may be reading (errors are expected)."""
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            stream.close()
 
 
 def _decode(value: Any) -> str:

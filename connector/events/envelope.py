@@ -7,7 +7,6 @@ built and serialized. Shapes follow Debezium 3.x MySQL output (Envelope schema v
 from __future__ import annotations
 
 import logging
-
 import re
 from dataclasses import dataclass
 from typing import Any

@@ -10,6 +10,7 @@ selected again with new watermarks. No locks, no writes: SELECTs and variable re
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 import time
@@ -201,11 +202,11 @@ class SnapshotCoordinator:
             log.info("DDL (%s) on %s while its chunk was buffered: selecting it again",
                      kind, table_id)
             self._drop_window()
-        if kind in ("DROP",):
-            if any(t.table == table_id for t in self.queue):
-                log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
-                self.queue = [t for t in self.queue if t.table != table_id]
-        self._schema = None if self.queue and self.queue[0].table == table_id else self._schema
+        if kind == "DROP" and any(t.table == table_id for t in self.queue):
+            log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
+            self.queue = [t for t in self.queue if t.table != table_id]
+        if self.queue and self.queue[0].table == table_id:
+            self._schema = None  # read the new columns before the next chunk
 
     def after_transaction(self, processed: MariaDbGtidPos, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
@@ -245,10 +246,8 @@ class SnapshotCoordinator:
 
     def _close_conn(self) -> None:
         if self._conn is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._conn.close()
-            except Exception:  # noqa: BLE001
-                pass
             self._conn = None
 
     def _captured_tables(self) -> list[str]:
@@ -303,10 +302,10 @@ class SnapshotCoordinator:
             self._conn = self._connect()
         while self.queue:
             progress = self.queue[0]
-            if self._schema is None or self._schema.id != progress.table:
-                if not self._prepare_table(progress):
-                    self._finish_table(skipped=True)
-                    continue
+            stale = self._schema is None or self._schema.id != progress.table
+            if stale and not self._prepare_table(progress):
+                self._finish_table(skipped=True)
+                continue
             if progress.max_key == ():
                 self._finish_table()
                 continue

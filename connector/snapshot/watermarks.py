@@ -39,7 +39,7 @@ def mysql_executed_set(cursor: Any) -> GtidSet:
     for statement in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
         try:
             cursor.execute(statement)
-        except Exception:  # noqa: BLE001 - the other spelling exists on this server
+        except Exception:  # noqa: BLE001, S112 - the other spelling exists on this server
             continue
         names = [d[0].lower() for d in cursor.description]
         row = cursor.fetchone()
