@@ -2,7 +2,9 @@
 
 The end of a partition is found with partition-EOF events, never with ListOffsets alone:
 the local Tansu broker reports the base offset of the last batch + 1 as the high
-watermark (measured). Real Kafka gives the same answer both ways.
+watermark (measured). Real Kafka gives the same answer both ways. Fetches wait at most
+10 ms: with longer waits Tansu answers every fetch of a partition that keeps getting
+writes (heartbeats, offsets) with new data and never reports its end (measured).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def read_to_end(settings: dict[str, str], topic: str, start: int = 0, partition:
     """All messages of one partition from `start` to its current end."""
     consumer = Consumer({**settings, "group.id": f"gtidmark-reader-{topic}",
                          "enable.auto.commit": False, "enable.partition.eof": True,
-                         "auto.offset.reset": "earliest"})
+                         "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10})
     try:
         consumer.assign([TopicPartition(topic, partition, start)])
         out: list[Message] = []

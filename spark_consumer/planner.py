@@ -36,6 +36,10 @@ def _consumer(conf: dict[str, str], eof: bool) -> Consumer:
     settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
                                    "enable.partition.eof": eof}
+    if eof:
+        # Short fetch waits: a broker that keeps getting writes (Tansu, measured) otherwise
+        # answers every fetch with new data and never reports the end of the partition.
+        settings["fetch.wait.max.ms"] = 10
     settings.update(conf)
     return Consumer(settings)
 

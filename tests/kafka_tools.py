@@ -33,7 +33,7 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[Messa
     """
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "tests-reader",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                         "enable.partition.eof": True})
+                         "enable.partition.eof": True, "fetch.wait.max.ms": 10})
     try:
         meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
         if meta is None or meta.error is not None:
