@@ -1,6 +1,7 @@
 """The connector's main loop: reader → dispatcher → encoder → sink, offsets after acks.
 
-One thread applies transactions in binlog order; the reader thread only decodes. The
+One thread applies transactions in binlog order; the reader (its own process) only
+decodes. The
 snapshot coordinator runs its chunk SELECTs in this same thread, which is what "pause
 binlog processing" means here: for the length of one SELECT, transactions wait in the
 queue.
@@ -16,8 +17,9 @@ from typing import Any
 
 import pymysql
 
+from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.reader import BinlogReader, Transaction
+from connector.binlog.reader import Transaction
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatcher import Dispatcher
 from connector.events.envelope import EventEncoder
@@ -68,7 +70,7 @@ class Engine:
         self.file = ""
         self.pos = 0
         self.ts_sec = 0
-        self.reader: BinlogReader | None = None
+        self.reader: ReaderProcess | None = None
 
     # -- state -------------------------------------------------------------------------
 
@@ -141,7 +143,7 @@ class Engine:
         self.offsets.checkpoint(0, self.state())
         self.offsets.commit_acked(self.sink)
         self.offsets.flush(30)
-        self.reader = BinlogReader(self.config.mysql_settings(), self.config.server_id,
+        self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
                                    self.position, self.queue)
         self.reader.start()
 

@@ -158,6 +158,7 @@ class BinlogReader(threading.Thread):
         for event in stream:
             if not self.connected.is_set():
                 self.connected.set()
+                log.info("binlog stream open from GTID %s", self.position)
             if isinstance(event, RotateEvent):
                 self.file = event.next_binlog
                 continue

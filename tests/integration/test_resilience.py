@@ -16,7 +16,7 @@ import pytest
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import consume_all
-from tests.services import CDC_USER, Broker, MariaDbPair
+from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def running(mariadb: MariaDbPair, broker: Broker, unique_name: str,
                              provide__transaction__metadata="true")
     proc = ConnectorProcess(doc, tmp_path)
     proc.start()
-    proc.wait_log("streaming from")
+    proc.wait_log("binlog stream open")
     yield db, proc, doc
     proc.ensure_stopped()
 
@@ -209,3 +209,37 @@ def test_connector_never_writes(mariadb: MariaDbPair, broker: Broker, unique_nam
     allowed = re.compile(r"^(SELECT|SHOW|SET|START TRANSACTION|COMMIT|ROLLBACK)\b", re.IGNORECASE)
     writes = [s for s in statements if not allowed.match(s)]
     assert statements and not writes, writes[:5]
+
+
+def child_pids(pid: int) -> list[int]:
+    """Processes whose parent is `pid`, from /proc."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if re.search(rf"^PPid:\s+{pid}$", text, re.MULTILINE):
+            found.append(int(status.parent.name))
+    return found
+
+
+def test_sigkill_leaves_no_reader_process_or_dump_thread(
+        mariadb: MariaDbPair, broker: Broker,
+        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running
+    assert proc.proc is not None
+    readers = child_pids(proc.proc.pid)
+    assert readers, "the binlog reader runs in a child process"
+    assert binlog_dump_threads(mariadb)
+    proc.kill()
+    wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in readers), 30,
+             "the reader process to exit after its parent was killed")
+    wait_for(lambda: not binlog_dump_threads(mariadb), 30,
+             "the replica's binlog dump thread to end")
+    # A restart resumes streaming as usual.
+    proc.start()
+    proc.wait_log("binlog stream open")
+    insert(mariadb, db, 1, 50)
+    wait_caught_up(mariadb, broker, doc)
+    assert_same(mariadb, broker, db)

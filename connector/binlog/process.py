@@ -1,0 +1,188 @@
+"""The binlog reader in its own process, so decoding and encoding use both cores.
+
+mysql-replication's decoding is pure Python and holds the GIL; with the reader a thread of
+the connector, decoding and envelope encoding took turns on one core. Here `BinlogReader`
+runs in a spawned child that sends whole transactions, pickled in batches, over a pipe.
+A table schema crosses the pipe once; later batches refer to it by number, so the parent
+hands the encoder the same `TableSchema` object for every event of a table version.
+
+Back-pressure is the pipe's: the child blocks on a full pipe while the parent's queue is
+full. The child exits when the parent closes its end (a stop, or the parent dying).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+from connector.binlog.queue import ChangeQueue
+from connector.binlog.reader import BinlogReader, RowsChange, Transaction
+from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.schema import TableSchema
+
+log = logging.getLogger(__name__)
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+STATE_POLL = 0.1  # how often the child reports connected/reconnects when idle
+
+
+# -- messages ------------------------------------------------------------------------------
+# ("schemas", [(number, TableSchema), ...])  new table versions, before their first use
+# [transaction tuples, ...]                  see _Sender.send_batch / _transaction
+# ("state", connected, reconnects, file)
+# ("fail", reason)
+# Transactions cross as plain tuples: pickling slotted dataclasses calls back into Python
+# for every object, which cost the child (the pipeline's slowest stage) about 10%.
+
+class _Sender:
+    """Child side: batches from the reader's queue to the pipe."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._numbers: dict[int, int] = {}  # id(TableSchema) -> number
+        self._keep: list[TableSchema] = []  # keeps ids stable while numbered
+
+    def _number(self, schema: TableSchema, new: list[tuple[int, TableSchema]]) -> int:
+        number = self._numbers.get(id(schema))
+        if number is None:
+            number = self._numbers[id(schema)] = len(self._keep)
+            self._keep.append(schema)
+            new.append((number, schema))
+        return number
+
+    def send_batch(self, batch: list[Transaction]) -> None:
+        new: list[tuple[int, TableSchema]] = []
+        wire = [(tx.gtid.domain, tx.gtid.server_id, tx.gtid.seq, tx.file, tx.begin_pos,
+                 tx.end_pos, tx.ts_sec, tx.server_id, tx.thread, tx.db, tx.ddl,
+                 [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes])
+                for tx in batch]
+        if new:
+            self._conn.send(("schemas", new))
+        self._conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        self._conn.send(message)
+
+
+def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Transaction:
+    (domain, server, seq, file, begin, end, ts_sec, server_id, thread, db, ddl,
+     changes) = wire
+    return Transaction(gtid=MariaGtid(domain, server, seq), file=file, begin_pos=begin,
+                       end_pos=end, ts_sec=ts_sec, server_id=server_id, thread=thread, db=db,
+                       ddl=ddl, changes=[RowsChange(schemas[n], op, rows, pos)
+                                         for n, op, rows, pos in changes])
+
+
+def _child_main(conn: Connection, mysql: dict[str, Any], server_id: int, start: str,
+                level: int) -> None:
+    """Entry point of the reader process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+    logging.getLogger("pymysqlreplication").setLevel(logging.WARNING)
+    stopping = threading.Event()
+    threading.Thread(target=_watch_parent, args=(conn, stopping), name="parent-watch",
+                     daemon=True).start()
+    queue: ChangeQueue[Transaction] = ChangeQueue()
+    reader = BinlogReader(mysql, server_id, MariaDbGtidPos.parse(start), queue)
+    reader.start()
+    sender = _Sender(conn)
+    state: tuple[Any, ...] = ()
+    try:
+        while not stopping.is_set():
+            batch = queue.take(STATE_POLL)
+            if batch:
+                sender.send_batch(batch)
+            now = ("state", reader.connected.is_set(), reader.reconnects, reader.file)
+            if now != state:
+                sender.send(now)
+                state = now
+            if queue.failure is not None and not len(queue):
+                sender.send(("fail", queue.failure))
+                break
+    except (BrokenPipeError, EOFError, OSError):
+        pass  # the parent is gone
+    finally:
+        reader.stop()
+    os._exit(0)
+
+
+def _watch_parent(conn: Connection, stopping: threading.Event) -> None:
+    """The parent never writes: readable means its end closed (stop or death)."""
+    with contextlib.suppress(Exception):
+        conn.poll(None)
+    stopping.set()
+    os._exit(0)
+
+
+class ReaderProcess:
+    """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe."""
+
+    def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
+                 out: ChangeQueue[Transaction]) -> None:
+        self._out = out
+        self._stopping = threading.Event()
+        self.connected = threading.Event()
+        self.reconnects = 0
+        self.file = ""
+        context = multiprocessing.get_context("spawn")
+        self._conn, child_conn = context.Pipe(duplex=True)
+        level = logging.getLogger().getEffectiveLevel()
+        self._process = context.Process(
+            target=_child_main, name="gtidmark-binlog-reader", daemon=True,
+            args=(child_conn, mysql, server_id, str(start), level))
+        self._child_conn = child_conn
+        self._schemas: dict[int, TableSchema] = {}
+        self._feeder = threading.Thread(target=self._feed, name="binlog-feeder", daemon=True)
+
+    def start(self) -> None:
+        self._process.start()
+        self._child_conn.close()  # the child holds its own copy now
+        self._feeder.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with contextlib.suppress(Exception):
+            self._conn.close()  # the child's watcher sees the end close and exits
+        self._process.join(5)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(5)
+        self._feeder.join(5)
+
+    def _feed(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                message = pickle.loads(self._conn.recv_bytes())
+                if isinstance(message, list):
+                    for wire in message:
+                        tx = _transaction(wire, self._schemas)
+                        self._out.put(tx, tx.row_count + 1, self._stopping)
+                elif not self._handle(message):
+                    return
+        except (EOFError, OSError):
+            if self._stopping.is_set():
+                return
+            self._process.join(1)
+            self._out.fail(f"binlog reader process ended (exit code {self._process.exitcode})")
+
+    def _handle(self, message: tuple[Any, ...]) -> bool:
+        kind = message[0]
+        if kind == "schemas":
+            self._schemas.update(message[1])
+        elif kind == "state":
+            _, connected, self.reconnects, self.file = message
+            if connected:
+                self.connected.set()
+            else:
+                self.connected.clear()
+        elif kind == "fail":
+            self._out.fail(str(message[1]))
+            return False
+        return True
