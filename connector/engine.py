@@ -172,7 +172,7 @@ class Engine:
             dispatcher.maybe_heartbeat(now, self.position)
             self.sink.poll(0)
             if now >= next_checkpoint:
-                self.offsets.checkpoint(self.sink.produced, self.state())
+                self.offsets.checkpoint(self.sink.mark(), self.state())
                 next_checkpoint = now + CHECKPOINT_INTERVAL
             self.offsets.commit_acked(self.sink)
             if now >= next_progress:
@@ -185,7 +185,7 @@ class Engine:
             log.error("stopping: records still unacknowledged after %.0fs; offsets not "
                       "advanced past them", FLUSH_TIMEOUT)
             return 1
-        self.offsets.checkpoint(self.sink.produced, self.state())
+        self.offsets.checkpoint(self.sink.mark(), self.state())
         self.offsets.commit_acked(self.sink)
         if not self.offsets.flush(FLUSH_TIMEOUT):
             log.error("stopping: offsets could not be committed")

@@ -1,7 +1,9 @@
 """The producer side: sends records to Kafka and tracks which ones Kafka acknowledged.
 
 Every record gets a sequence number; `acked_through` is the highest n such that all
-records up to n are acknowledged. Offsets are committed only up to that point. Delivery
+records up to n are acknowledged. Records are counted in epochs (cut at each `mark`, that
+is each offsets checkpoint) that share one callback: a closure per record cost more than
+the bookkeeping it did. Offsets are committed only up to that point. Delivery
 never times out (message.timeout.ms=0), so a paused broker stalls the connector instead
 of dropping records; a failed delivery is fatal and stops the connector without
 committing past it.
@@ -10,6 +12,7 @@ committing past it.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -20,6 +23,7 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "enable.idempotence": True,
     "acks": "all",
     "linger.ms": 20,
+    "compression.type": "lz4",
     "batch.num.messages": 10_000,
     "queue.buffering.max.messages": 500_000,
     "queue.buffering.max.kbytes": 1_048_576,
@@ -32,6 +36,22 @@ class DeliveryFailed(RuntimeError):
     """Kafka refused a record for good; the connector stops without committing past it."""
 
 
+class _Epoch:
+    """A run of consecutive records sharing one delivery callback (no closure per record)."""
+
+    __slots__ = ("end", "pending", "sink")
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.pending = 0
+        self.end = -1  # sequence number after the last record; -1 while records join it
+
+    def delivered(self, err: KafkaError | None, msg: Message) -> None:
+        self.pending -= 1
+        if err is not None:
+            self.sink.failure = f"delivery to {msg.topic()} failed: {err.str()}"
+
+
 class Sink:
     def __init__(self, settings: dict[str, str]) -> None:
         self._producer = Producer({**PRODUCER_DEFAULTS, **settings,
@@ -39,7 +59,9 @@ class Sink:
         self._produce = self._producer.produce  # bound once: called for every record
         self._next_seq = 0
         self._acked_through = -1
-        self._acked_ahead: set[int] = set()
+        self._closed: deque[_Epoch] = deque()
+        self._epoch = _Epoch(self)
+        self._delivered = self._epoch.delivered
         self.failure: str | None = None
         self._last_error: str | None = None
 
@@ -48,22 +70,42 @@ class Sink:
         """How many records have been handed to the producer so far."""
         return self._next_seq
 
+    def mark(self) -> int:
+        """`produced`, and start a new epoch there so `all_acked` can answer for it exactly."""
+        self._advance()
+        if self._epoch.pending or self._closed:
+            self._epoch.end = self._next_seq
+            self._closed.append(self._epoch)
+            self._epoch = _Epoch(self)
+            self._delivered = self._epoch.delivered
+        return self._next_seq
+
     @property
     def acked_through(self) -> int:
+        self._advance()
         return self._acked_through
 
     def all_acked(self, upto: int) -> bool:
-        """True when every record with sequence number < `upto` is acknowledged."""
+        """True when every record with sequence number < `upto` is acknowledged.
+
+        Exact at the sequence numbers `mark` returned, and whenever nothing is in flight.
+        """
+        self._advance()
         return self._acked_through >= upto - 1
 
+    def _advance(self) -> None:
+        closed = self._closed
+        while closed and closed[0].pending == 0:
+            self._acked_through = closed.popleft().end - 1
+        if not closed and self._epoch.pending == 0:
+            self._acked_through = self._next_seq - 1
+
     def send(self, topic: str, key: bytes | None, value: bytes | None) -> None:
-        seq = self._next_seq
-        self._next_seq = seq + 1
-        on_delivery = self._on_delivery
+        self._epoch.pending += 1
+        self._next_seq += 1
         while True:
             try:
-                self._produce(topic, value, key,
-                              on_delivery=lambda err, msg: on_delivery(seq, err, msg))
+                self._produce(topic, value, key, on_delivery=self._delivered)
                 return
             except BufferError:
                 self._wait_for_room()
@@ -71,19 +113,6 @@ class Sink:
     def _wait_for_room(self) -> None:
         self._producer.poll(0.1)
         self._check()
-
-    def _on_delivery(self, seq: int, err: KafkaError | None, msg: Message) -> None:
-        if err is not None:
-            self.failure = f"delivery to {msg.topic()} failed: {err.str()}"
-            return
-        if seq == self._acked_through + 1:
-            self._acked_through = seq
-            ahead = self._acked_ahead
-            while self._acked_through + 1 in ahead:
-                self._acked_through += 1
-                ahead.discard(self._acked_through)
-        else:
-            self._acked_ahead.add(seq)
 
     def _on_error(self, err: KafkaError) -> None:
         text = err.str()

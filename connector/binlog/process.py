@@ -2,7 +2,7 @@
 
 mysql-replication's decoding is pure Python and holds the GIL; with the reader a thread of
 the connector, decoding and envelope encoding took turns on one core. Here `BinlogReader`
-runs in a spawned child that sends whole transactions, pickled in batches, over a pipe.
+runs in a child process that sends whole transactions, pickled in batches, over a socket.
 A table schema crosses the pipe once; later batches refer to it by number, so the parent
 hands the encoder the same `TableSchema` object for every event of a table version.
 
@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import pickle
 import signal
+import socket
+import subprocess
+import sys
 import threading
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from connector.binlog.queue import ChangeQueue
@@ -30,6 +33,7 @@ from connector.schema import TableSchema
 log = logging.getLogger(__name__)
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 STATE_POLL = 0.1  # how often the child reports connected/reconnects when idle
 
 
@@ -80,10 +84,11 @@ def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Tran
                                          for n, op, rows, pos in changes])
 
 
-def _child_main(conn: Connection, mysql: dict[str, Any], server_id: int, start: str,
-                level: int) -> None:
-    """Entry point of the reader process."""
+def _child_main(fd: int) -> None:
+    """Entry point of the reader process: settings arrive as the pipe's first message."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    conn = Connection(fd)
+    mysql, server_id, start, level = conn.recv()
     logging.basicConfig(level=level, format=LOG_FORMAT)
     logging.getLogger("pymysqlreplication").setLevel(logging.WARNING)
     stopping = threading.Event()
@@ -114,7 +119,7 @@ def _child_main(conn: Connection, mysql: dict[str, Any], server_id: int, start: 
 
 
 def _watch_parent(conn: Connection, stopping: threading.Event) -> None:
-    """The parent never writes: readable means its end closed (stop or death)."""
+    """After the settings the parent never writes: readable means its end closed."""
     with contextlib.suppress(Exception):
         conn.poll(None)
     stopping.set()
@@ -122,7 +127,13 @@ def _watch_parent(conn: Connection, stopping: threading.Event) -> None:
 
 
 class ReaderProcess:
-    """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe."""
+    """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe.
+
+    The child is `python -m connector.binlog.process` with one end of a socket pair, not a
+    multiprocessing child: that would re-import the parent's main module, which breaks any
+    script that embeds the Engine without a `__main__` guard. Settings (with the password)
+    go over the socket, never on the command line.
+    """
 
     def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
                  out: ChangeQueue[Transaction]) -> None:
@@ -131,32 +142,38 @@ class ReaderProcess:
         self.connected = threading.Event()
         self.reconnects = 0
         self.file = ""
-        context = multiprocessing.get_context("spawn")
-        self._conn, child_conn = context.Pipe(duplex=True)
-        level = logging.getLogger().getEffectiveLevel()
-        self._process = context.Process(
-            target=_child_main, name="gtidmark-binlog-reader", daemon=True,
-            args=(child_conn, mysql, server_id, str(start), level))
-        self._child_conn = child_conn
+        self._settings = (mysql, server_id, str(start), logging.getLogger().getEffectiveLevel())
+        self._conn: Connection | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._schemas: dict[int, TableSchema] = {}
         self._feeder = threading.Thread(target=self._feed, name="binlog-feeder", daemon=True)
 
     def start(self) -> None:
-        self._process.start()
-        self._child_conn.close()  # the child holds its own copy now
+        mine, theirs = socket.socketpair()
+        with mine, theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "connector.binlog.process", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_child_env())
+            self._conn = Connection(mine.detach())
+        self._conn.send(self._settings)
         self._feeder.start()
 
     def stop(self) -> None:
         self._stopping.set()
-        with contextlib.suppress(Exception):
-            self._conn.close()  # the child's watcher sees the end close and exits
-        self._process.join(5)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join(5)
-        self._feeder.join(5)
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()  # the child's watcher sees the end close and exits
+        if self._process is not None:
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait(5)
+        if self._feeder.is_alive():
+            self._feeder.join(5)
 
     def _feed(self) -> None:
+        assert self._conn is not None and self._process is not None
         try:
             while not self._stopping.is_set():
                 message = pickle.loads(self._conn.recv_bytes())
@@ -169,8 +186,9 @@ class ReaderProcess:
         except (EOFError, OSError):
             if self._stopping.is_set():
                 return
-            self._process.join(1)
-            self._out.fail(f"binlog reader process ended (exit code {self._process.exitcode})")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(1)
+            self._out.fail(f"binlog reader process ended (exit code {self._process.poll()})")
 
     def _handle(self, message: tuple[Any, ...]) -> bool:
         kind = message[0]
@@ -186,3 +204,13 @@ class ReaderProcess:
             self._out.fail(str(message[1]))
             return False
         return True
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with the directory holding `connector` first on the path."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": PACKAGE_PARENT + (os.pathsep + path if path else "")}
+
+
+if __name__ == "__main__":
+    _child_main(int(sys.argv[1]))

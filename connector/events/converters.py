@@ -60,6 +60,14 @@ class JsonCodec:
             return (self._prefix + _dumps(payload) + "}").encode("utf-8")
         return _dumps(payload).encode("utf-8")
 
+    def framer(self, write: Callable[[Mapping[str, Any]], str]
+               ) -> Callable[[Mapping[str, Any]], bytes]:
+        """`frame(write(row))` as one function (keys: one call per record, not four)."""
+        if self._schemas:
+            prefix = self._prefix
+            return lambda row: (prefix + write(row) + "}").encode("utf-8")
+        return lambda row: write(row).encode("utf-8")
+
     def frame(self, payload_json: str) -> bytes:
         """The record for a payload already serialized as JSON text (see JsonRowWriter)."""
         if self._schemas:  # the schema part is kilobytes: join bytes, encode the payload only
@@ -88,7 +96,7 @@ class JsonRowWriter:
     Each column is (name, Connect type, converter or None, NOT NULL fallback).
     """
 
-    __slots__ = ("_fn",)
+    __slots__ = ("write",)
 
     def __init__(self, columns: Iterable[tuple[str, str, Callable[[Any], Any] | None, Any]]
                  ) -> None:
@@ -115,10 +123,10 @@ class JsonRowWriter:
             lines.append("    return ''.join((" + ", ".join(parts) + ", '}'))")
         source = "\n".join(lines) + "\n"
         exec(compile(source, "<json-row-writer>", "exec"), env)  # noqa: S102 - names repr()'d
-        self._fn: Callable[[Mapping[str, Any]], str] = env["write"]
+        self.write: Callable[[Mapping[str, Any]], str] = env["write"]
 
     def __call__(self, row: Mapping[str, Any]) -> str:
-        return self._fn(row)
+        return self.write(row)
 
 
 class AvroCodec:

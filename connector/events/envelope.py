@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,11 +177,10 @@ class TableEncoder:
         # JSON: payloads are written as text directly (same bytes, a fraction of the time).
         self._value_json = self._value_codec if isinstance(self._value_codec, JsonCodec) \
             else None
-        self._row_json = _row_writer(value_cols, value_maps)
+        self._row_json = _row_writer(value_cols, value_maps).write
         self._key: RowConverter | None = None
         self._key_codec: Codec | None = None
-        self._key_json: JsonCodec | None = None
-        self._key_row_json: JsonRowWriter | None = None
+        self._key_json: Callable[[Mapping[str, Any]], bytes] | None = None
         self.key_schema: dict[str, Any] | None = None
         if key_columns:
             key_cols = [schema.column(n) for n in key_columns]
@@ -193,16 +193,15 @@ class TableEncoder:
             }
             self._key_codec = codecs.codec("key", self.topic, self.key_schema)
             if isinstance(self._key_codec, JsonCodec):
-                self._key_json = self._key_codec
-                self._key_row_json = _row_writer(key_cols, key_maps)
+                self._key_json = self._key_codec.framer(_row_writer(key_cols, key_maps).write)
 
     def key_values(self, row: dict[str, Any]) -> tuple[Any, ...]:
         """The raw key tuple (as decoded) for snapshot windows and deduplication."""
         return tuple(row[n] for n in self.key_columns)
 
     def key(self, row: dict[str, Any]) -> bytes | None:
-        if self._key_row_json is not None and self._key_json is not None:
-            return self._key_json.frame(self._key_row_json(row))
+        if self._key_json is not None:
+            return self._key_json(row)
         if self._key is None or self._key_codec is None:
             return None  # Debezium writes null keys for tables without a primary key
         return self._key_codec.encode(self._key(row))
