@@ -41,6 +41,7 @@ from pymysqlreplication.row_event import (
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.logs import configure_logging
 from connector.offsets import offset_key
 from tests.connector_tools import connector_document
 from tests.kafka_tools import create_topic
@@ -164,8 +165,7 @@ def gtid_pos(svc: Services) -> str:
 
 
 def quiet_logs() -> None:
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: "
-                        "%(message)s")
+    configure_logging(logging.WARNING)
 
 
 def print_table(title: str, header: list[str], rows: list[list[Any]]) -> None:

@@ -7,11 +7,11 @@ Exit codes: 0 ok; 2 bad configuration or arguments (one line naming the key and 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
 from connector.config import ConfigError, ConnectorConfig, load_config
+from connector.logs import configure_logging
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -100,9 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    logging.basicConfig(level=args.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pymysqlreplication").setLevel(logging.WARNING)
+    configure_logging(args.log_level)
     try:
         return _dispatch(args)
     except ConfigError as exc:

@@ -1,10 +1,9 @@
 """The connector's main loop: reader → dispatcher → encoder → sink, offsets after acks.
 
 One thread applies transactions in binlog order; the reader (its own process) only
-decodes. The
-snapshot coordinator runs its chunk SELECTs in this same thread, which is what "pause
-binlog processing" means here: for the length of one SELECT, transactions wait in the
-queue.
+decodes. The snapshot coordinator runs its chunk SELECTs in this same thread, which is
+what "pause binlog processing" means here: for the length of one SELECT, transactions
+wait in the queue.
 """
 
 from __future__ import annotations

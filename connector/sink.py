@@ -1,9 +1,9 @@
 """The producer side: sends records to Kafka and tracks which ones Kafka acknowledged.
 
 Every record gets a sequence number; `acked_through` is the highest n such that all
-records up to n are acknowledged. Records are counted in epochs (cut at each `mark`, that
-is each offsets checkpoint) that share one callback: a closure per record cost more than
-the bookkeeping it did. Offsets are committed only up to that point. Delivery
+records up to n are acknowledged, and offsets are committed only up to that point.
+Records are counted in epochs (cut at each `mark`, that is each offsets checkpoint) that
+share one delivery callback: a closure per record cost more than the bookkeeping. Delivery
 never times out (message.timeout.ms=0), so a paused broker stalls the connector instead
 of dropping records; a failed delivery is fatal and stops the connector without
 committing past it.

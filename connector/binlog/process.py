@@ -28,19 +28,19 @@ from typing import Any
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader, RowsChange, Transaction
 from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.logs import configure_logging
 from connector.schema import TableSchema
 
 log = logging.getLogger(__name__)
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
-STATE_POLL = 0.1  # how often the child reports connected/reconnects when idle
+STATE_POLL = 0.1  # how often the child checks for news when idle
 
 
 # -- messages ------------------------------------------------------------------------------
 # ("schemas", [(number, TableSchema), ...])  new table versions, before their first use
 # [transaction tuples, ...]                  see _Sender.send_batch / _transaction
-# ("state", connected, reconnects, file)
+# ("connected", bool)
 # ("fail", reason)
 # Transactions cross as plain tuples: pickling slotted dataclasses calls back into Python
 # for every object, which cost the child (the pipeline's slowest stage) about 10%.
@@ -71,9 +71,6 @@ class _Sender:
             self._conn.send(("schemas", new))
         self._conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def send(self, message: tuple[Any, ...]) -> None:
-        self._conn.send(message)
-
 
 def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Transaction:
     (domain, server, seq, file, begin, end, ts_sec, server_id, thread, db, ddl,
@@ -89,8 +86,7 @@ def _child_main(fd: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     conn = Connection(fd)
     mysql, server_id, start, level = conn.recv()
-    logging.basicConfig(level=level, format=LOG_FORMAT)
-    logging.getLogger("pymysqlreplication").setLevel(logging.WARNING)
+    configure_logging(level)
     stopping = threading.Event()
     threading.Thread(target=_watch_parent, args=(conn, stopping), name="parent-watch",
                      daemon=True).start()
@@ -98,18 +94,17 @@ def _child_main(fd: int) -> None:
     reader = BinlogReader(mysql, server_id, MariaDbGtidPos.parse(start), queue)
     reader.start()
     sender = _Sender(conn)
-    state: tuple[Any, ...] = ()
+    connected = False
     try:
         while not stopping.is_set():
             batch = queue.take(STATE_POLL)
             if batch:
                 sender.send_batch(batch)
-            now = ("state", reader.connected.is_set(), reader.reconnects, reader.file)
-            if now != state:
-                sender.send(now)
-                state = now
+            if reader.connected.is_set() != connected:
+                connected = not connected
+                conn.send(("connected", connected))
             if queue.failure is not None and not len(queue):
-                sender.send(("fail", queue.failure))
+                conn.send(("fail", queue.failure))
                 break
     except (BrokenPipeError, EOFError, OSError):
         pass  # the parent is gone
@@ -140,8 +135,6 @@ class ReaderProcess:
         self._out = out
         self._stopping = threading.Event()
         self.connected = threading.Event()
-        self.reconnects = 0
-        self.file = ""
         self._settings = (mysql, server_id, str(start), logging.getLogger().getEffectiveLevel())
         self._conn: Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -194,9 +187,8 @@ class ReaderProcess:
         kind = message[0]
         if kind == "schemas":
             self._schemas.update(message[1])
-        elif kind == "state":
-            _, connected, self.reconnects, self.file = message
-            if connected:
+        elif kind == "connected":
+            if message[1]:
                 self.connected.set()
             else:
                 self.connected.clear()
