@@ -12,6 +12,7 @@ apt:
 	command -v mariadbd >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	[ -f /usr/share/java/jarjar.jar ] || missing="$$missing libjarjar-java"; \
+	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -21,7 +22,7 @@ apt:
 $(STAMP): pyproject.toml
 	@[ -x $(PY) ] || python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]'
+	$(PY) -m pip install -q -e '.[test,spark,avro]'
 	@touch $(STAMP)
 
 jars: $(STAMP)

@@ -7,7 +7,6 @@ stop everything by PID at the end.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import sys
@@ -22,7 +21,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Producer
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
     HeartbeatLogEvent,
@@ -41,10 +39,11 @@ from pymysqlreplication.row_event import (
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.kafka import TopicAdmin
 from connector.logs import configure_logging
-from connector.offsets import offset_key
+from connector.offsets import OffsetStore
+from connector.offsets_value import ConnectorOffsets
 from tests.connector_tools import connector_document
-from tests.kafka_tools import create_topic
 from tests.services import Broker, MariaDbPair
 
 # The events the connector's reader asks for: decoding alone gets the same work.
@@ -83,13 +82,9 @@ def connector_config(svc: Services, prefix: str, **settings: Any) -> ConnectorCo
 
 def seed_offsets(config: ConnectorConfig, gtids: str) -> None:
     """Committed offsets that make the connector stream from `gtids` on its first start."""
-    create_topic(config.bootstrap_servers, config.offsets_topic,
-                 config={"cleanup.policy": "compact"})
-    state = {"gtids": gtids, "file": "", "pos": 0, "event": 0, "row": 0, "server_id": 0,
-             "ts_sec": 0, "snapshot": None, "signal_offset": None}
-    producer = Producer({"bootstrap.servers": config.bootstrap_servers})
-    producer.produce(config.offsets_topic, json.dumps(state).encode(), offset_key(config))
-    assert producer.flush(30) == 0
+    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
+    store.seed(ConnectorOffsets(gtids=gtids))
+    assert store.flush(30)
 
 
 class EngineThread:

@@ -122,7 +122,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return int(spark_main(args.spark_args))
     config = _config(args.config)
     if args.command == "run":
-        from connector.engine import run_connector
+        from connector.run import run_connector
 
         return run_connector(config)
     if args.command == "signal":

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
+
 log = logging.getLogger(__name__)
 
 SECRET_MARKERS = ("password", "secret", "sasl.jaas", "ssl.key")
@@ -41,6 +43,19 @@ def _split_list(value: Any) -> list[str]:
     return [part.strip() for part in str(value).split(",") if part.strip()]
 
 
+# Debezium's other snapshot.mode values -> the mode that does what they mean here.
+SNAPSHOT_MODE_ALIASES = {
+    "schema_only": ("no_data", "Debezium's older name for no_data"),
+    "recovery": ("no_data", "schema history is rebuilt from the binlog, no data snapshot"),
+    "schema_only_recovery": ("no_data", "as recovery"),
+    "when_needed": ("initial", "a snapshot when there are no offsets, as initial does here"),
+    "initial_only": ("initial", "the snapshot runs on first start; streaming goes on after it"),
+    "always": ("initial", "snapshots after the first start are taken with signals"),
+    "configuration_based": ("initial", "snapshot.mode.configuration.based.* are not read"),
+    "custom": ("initial", "custom snapshotters are Java classes"),
+}
+
+
 class ConnectorConfig(BaseModel):
     """The settings gtidmark understands, by their Debezium names (aliases)."""
 
@@ -65,8 +80,10 @@ class ConnectorConfig(BaseModel):
     column_exclude_list: list[str] = Field(default_factory=list, alias="column.exclude.list")
     read_only: bool = Field(True, alias="read.only")
     snapshot_mode: Literal["initial", "no_data", "never"] = Field("initial", alias="snapshot.mode")
-    chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1, le=1_000_000)
-    chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0)
+    chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,
+                            le=MAX_CHUNK_SIZE)
+    chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
+                                le=MAX_CHUNK_DELAY_MS)
     allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
     signal_topic: str | None = Field(None, alias="signal.kafka.topic")
     signal_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
@@ -93,7 +110,19 @@ class ConnectorConfig(BaseModel):
     topic_partitions: int = Field(1, alias="topic.creation.default.partitions", ge=1)
     producer: dict[str, str] = Field(default_factory=dict)
     consumer: dict[str, str] = Field(default_factory=dict)
-    status_port: int = Field(0, alias="status.port", ge=0, le=65535)
+    # Set from the server at start (`with_server_flavour`); never read from the file.
+    server_flavour: Literal["mysql", "mariadb"] | None = Field(None, exclude=True)
+    failure_handling_mode: Literal["fail", "warn", "skip", "ignore"] = Field(
+        "fail", alias="event.processing.failure.handling.mode"
+    )
+    ha_enabled: bool = Field(True, alias="ha.enabled")
+    ha_session_timeout_ms: int = Field(10_000, alias="ha.session.timeout.ms", ge=1000,
+                                       le=300_000)
+    rest_port: int = Field(0, alias="rest.port", ge=0, le=65535)
+    rest_host: str = Field("127.0.0.1", alias="rest.host", min_length=1)
+    rest_auth_user: str | None = Field(None, alias="rest.basic.auth.user", min_length=1)
+    rest_auth_password: str | None = Field(None, alias="rest.basic.auth.password", repr=False)
+    rest_ready_max_lag_ms: int = Field(10_000, alias="rest.ready.max.lag.ms", ge=0)
 
     @field_validator(
         "database_include_list",
@@ -113,17 +142,35 @@ class ConnectorConfig(BaseModel):
                 raise ValueError(f"{item!r} is not a valid regular expression ({exc})") from exc
         return items
 
+    @field_validator("snapshot_mode", mode="before")
+    @classmethod
+    def _debezium_snapshot_modes(cls, value: Any) -> Any:
+        mode = str(value).strip().lower()
+        if mode in SNAPSHOT_MODE_ALIASES:
+            mapped, why = SNAPSHOT_MODE_ALIASES[mode]
+            log.info("config: snapshot.mode %s runs as %s (%s)", mode, mapped, why)
+            return mapped
+        return mode
+
     @model_validator(mode="after")
     def _exclusive_lists(self) -> ConnectorConfig:
         if self.database_include_list and self.database_exclude_list:
             raise ValueError("database.include.list and database.exclude.list are exclusive")
         if self.table_include_list and self.table_exclude_list:
             raise ValueError("table.include.list and table.exclude.list are exclusive")
+        if (self.rest_auth_user is None) != (self.rest_auth_password is None):
+            raise ValueError("rest.basic.auth.user and rest.basic.auth.password go together")
         return self
 
     @property
     def flavour(self) -> Literal["mysql", "mariadb"]:
+        """The server's flavour once known; before connecting, a guess from connector.class."""
+        if self.server_flavour is not None:
+            return self.server_flavour
         return "mariadb" if "mariadb" in self.connector_class.lower() else "mysql"
+
+    def with_server_flavour(self, flavour: Literal["mysql", "mariadb"]) -> ConnectorConfig:
+        return self.model_copy(update={"server_flavour": flavour})
 
     @property
     def signal_kafka_topic(self) -> str:
@@ -163,10 +210,10 @@ class ConnectorConfig(BaseModel):
             "user": self.user,
             "passwd": self.password,
         }
-        if self.ssl_mode in ("required", "verify_ca", "verify_identity"):
-            ssl: dict[str, Any] = {"check_hostname": self.ssl_mode == "verify_identity"}
-            if self.ssl_ca:
-                ssl["ca"] = self.ssl_ca
+        from connector.mysql_tls import mysql_ssl
+
+        ssl = mysql_ssl(self.ssl_mode, self.ssl_ca)
+        if ssl is not None:
             settings["ssl"] = ssl
         return settings
 
@@ -183,6 +230,11 @@ IGNORED_KEYS = {
 
 def _known_aliases() -> set[str]:
     return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
+
+
+def flavour_of_server(variables: dict[str, Any]) -> Literal["mysql", "mariadb"]:
+    """MariaDB has @@gtid_binlog_pos (whatever version string it reports); MySQL does not."""
+    return "mariadb" if "gtid_binlog_pos" in {k.lower() for k in variables} else "mysql"
 
 
 def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:

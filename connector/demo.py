@@ -33,8 +33,7 @@ from typing import Any
 from connector.config import ConnectorConfig, parse_config
 from connector.demo_report import DB, TABLES, compare_all
 from connector.gtid import MariaDbGtidPos
-from connector.kafka import read_to_end
-from connector.offsets import offset_key
+from connector.offsets import read_committed
 
 PREFIX = "demo"
 CUSTOMERS, ORDERS = 3_000, 12_000
@@ -178,13 +177,8 @@ class Connector:
 
     def committed_gtids(self) -> MariaDbGtidPos | None:
         """The GTID position of the last committed offsets record, if any."""
-        found: MariaDbGtidPos | None = None
-        key = offset_key(self.config)
-        for msg in read_to_end(self.config.consumer_settings(), self.config.offsets_topic):
-            raw = msg.value()
-            if msg.key() == key and raw is not None:
-                found = MariaDbGtidPos.parse(str(json.loads(raw).get("gtids", "")))
-        return found
+        committed = read_committed(self.config)
+        return None if committed is None else MariaDbGtidPos.parse(committed.gtids)
 
     def wait_caught_up(self, target: MariaDbGtidPos, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout

@@ -12,10 +12,13 @@ import logging
 import time
 from typing import Any
 
-from connector.binlog.ddl import parse_ddl
+from connector.binlog.ddl import DdlChange, parse_ddl
+from connector.binlog.declared import DeclaredColumns
 from connector.binlog.reader import Transaction
+from connector.binlog.statements import dml_target
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, SourceInfo
+from connector.events.history import history_change, table_change
 from connector.filters import TableFilter
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin
@@ -24,12 +27,26 @@ from connector.snapshot.coordinator import SnapshotCoordinator
 
 log = logging.getLogger(__name__)
 
+# A primary-key update's d carries the new key and its c the old one (Debezium's headers).
+NEW_KEY = "__debezium.newkey"
+OLD_KEY = "__debezium.oldkey"
+
+
+def key_header(name: str, key: bytes | None) -> list[tuple[str, str | bytes | None]] | None:
+    return None if key is None else [(name, key)]
+
+
+class CaptureFailed(RuntimeError):
+    """The stream holds a change that cannot be captured; the connector stops before it."""
+
 
 class Dispatcher:
     def __init__(self, config: ConnectorConfig, encoder: EventEncoder, sink: Sink,
                  table_filter: TableFilter, admin: TopicAdmin,
-                 snapshots: SnapshotCoordinator) -> None:
+                 snapshots: SnapshotCoordinator,
+                 declared: DeclaredColumns | None = None) -> None:
         self._config = config
+        self._declared = declared if declared is not None else DeclaredColumns()
         self._encoder = encoder
         self._sink = sink
         self._filter = table_filter
@@ -43,6 +60,10 @@ class Dispatcher:
         self._unknown_ddl_logged: set[str] = set()
         self.last_server_id = 0
         self.rows_out = 0
+        # Transaction metadata of a transaction that arrives in pieces (BEGIN sent, counts).
+        self._tx_meta_open = False
+        self._tx_total = 0
+        self._tx_per_table: dict[str, int] = {}
 
     def internal_topics(self) -> list[str]:
         topics = [self._config.topic_prefix, self._config.history_topic]
@@ -61,8 +82,32 @@ class Dispatcher:
         self.last_server_id = tx.server_id
         if tx.ddl is not None:
             self._apply_ddl(tx)
-        elif tx.changes:
-            self._apply_rows(tx)
+        else:
+            if tx.changes:
+                self._apply_rows(tx)
+            if not tx.partial and self._tx_meta_open:
+                self._tx_meta_open = False
+                self._send_transaction(tx, "END", self._tx_total, self._tx_per_table)
+        if tx.statement is not None and not tx.partial:
+            self._statement_logged(tx, tx.statement)
+
+    def _statement_logged(self, tx: Transaction, statement: str) -> None:
+        """A DML logged as a statement has no rows to emit: stop, or warn/skip on request."""
+        target = dml_target(statement, tx.db)
+        if target is not None and not self._filter.captured(*target):
+            return
+        if target is None and not self._filter.database_captured(tx.db or ""):
+            return
+        where = f"{target[0]}.{target[1]}" if target else f"database {tx.db}"
+        line = (f"transaction GTID {tx.gtid} writes {where} as a statement "
+                f"({' '.join(statement.split())[:80]!r}), which has no row images; set "
+                "binlog_format=ROW for every session writing captured tables, then re-snapshot "
+                "them (event.processing.failure.handling.mode=warn skips it)")
+        mode = self._config.failure_handling_mode
+        if mode == "fail":
+            raise CaptureFailed(line)
+        if mode == "warn":
+            log.warning("skipped: %s", line)
 
     def _apply_rows(self, tx: Transaction) -> None:
         send = self._sink.send
@@ -70,11 +115,14 @@ class Dispatcher:
         ts_ms = tx.ts_sec * 1000
         snapshots = self._snapshots
         tx_meta: dict[str, Any] | None = None
-        per_table: dict[str, int] = {}
-        total = 0
+        if tx.piece == 0:
+            self._tx_total, self._tx_per_table = 0, {}
+        per_table = self._tx_per_table
+        total = self._tx_total
         captured = self._filter.captured
         changes = [c for c in tx.changes if captured(c.table.db, c.table.table)]
-        if self._tx_metadata and changes:
+        if self._tx_metadata and changes and not self._tx_meta_open:
+            self._tx_meta_open = True
             self._send_transaction(tx, "BEGIN", 0, {})
         for change in changes:
             table = change.table
@@ -82,7 +130,7 @@ class Dispatcher:
             self._topic(enc.topic)
             source = SourceInfo(ts_ms=ts_ms, db=table.db, table=table.table,
                                 server_id=tx.server_id, gtid=gtid, file=tx.file,
-                                pos=tx.begin_pos, row=0, thread=tx.thread, query=None)
+                                pos=change.pos, row=0, thread=tx.thread, query=None)
             now_ms = int(time.time() * 1000)
             topic = enc.topic
             table_id = table.id
@@ -100,12 +148,19 @@ class Dispatcher:
                         snapshots.on_row_change(table_id, tx.gtid, before)
                         snapshots.on_row_change(table_id, tx.gtid, after)
                     if enc.key_values(before) != enc.key_values(after):
-                        key = enc.key(before)
-                        send(topic, key, enc.value("d", before, None, source, now_ms, tx_meta))
+                        old_key, new_key = enc.key(before), enc.key(after)
+                        new_key_header = key_header(NEW_KEY, new_key)  # on d and tombstone
+                        send(topic, old_key, enc.value("d", before, None, source, now_ms, tx_meta),
+                             new_key_header)
                         if self._tombstones:
-                            send(topic, key, None)
-                        send(topic, enc.key(after),
-                             enc.value("c", None, after, source, now_ms, tx_meta))
+                            send(topic, old_key, None, new_key_header)
+                        if self._tx_metadata:  # the c is an event of its own, as in Debezium
+                            total += 1
+                            per_table[table_id] += 1
+                            tx_meta = {"id": gtid, "total_order": total,
+                                       "data_collection_order": per_table[table_id]}
+                        send(topic, new_key, enc.value("c", None, after, source, now_ms, tx_meta),
+                             key_header(OLD_KEY, old_key))
                     else:
                         send(topic, enc.key(after),
                              enc.value("u", before, after, source, now_ms, tx_meta))
@@ -121,8 +176,7 @@ class Dispatcher:
                     if self._tombstones:
                         send(topic, key, None)
             self.rows_out += len(change.rows)
-        if self._tx_metadata and changes:
-            self._send_transaction(tx, "END", total, per_table)
+        self._tx_total = total
 
     def _send_transaction(self, tx: Transaction, status: str, count: int,
                           per_table: dict[str, int]) -> None:
@@ -133,6 +187,7 @@ class Dispatcher:
     def _apply_ddl(self, tx: Transaction) -> None:
         ddl = tx.ddl or ""
         change = parse_ddl(ddl, tx.db)
+        self._declared.apply(ddl, change)
         if change.kind == "UNKNOWN":
             head = " ".join(ddl.split())[:80]
             if head not in self._unknown_ddl_logged:
@@ -144,20 +199,56 @@ class Dispatcher:
         if not captured and not (change.kind in ("DATABASE", "UNKNOWN")
                                  and self._filter.database_captured(db)):
             return
-        for table in captured:
-            self._snapshots.on_ddl(f"{table[0]}.{table[1]}", change.kind)
-        source = SourceInfo(ts_ms=tx.ts_sec * 1000, db=db, table=None, server_id=tx.server_id,
-                            gtid=str(tx.gtid), file=tx.file, pos=tx.begin_pos, row=0,
-                            thread=tx.thread, query=None)
-        table_changes = [{"type": change.kind, "id": f'"{d}"."{t}"'} for d, t in captured]
-        topic, key, value = self._encoder.schema_change(source, ddl, db, table_changes)
-        self._sink.send(topic, key, value)
-        history = {"source": {"server": self._config.topic_prefix},
-                   "position": {"gtids": str(tx.gtid), "file": tx.file, "pos": tx.end_pos},
-                   "ts_ms": tx.ts_sec * 1000, "databaseName": db, "ddl": ddl,
-                   "tableChanges": table_changes}
-        self._sink.send(self._config.history_topic, None,
-                        json.dumps(history, separators=(",", ":")).encode())
+        for captured_db, captured_table in captured:
+            self._snapshots.on_ddl(f"{captured_db}.{captured_table}", change.kind)
+            self._encoder.forget(f"{captured_db}.{captured_table}")
+        if change.kind == "TRUNCATE":
+            return  # no schema change: Debezium emits none for TRUNCATE
+        for text, table, changes, previous in self._schema_changes(ddl, change, captured):
+            # Debezium names the table of a one-table DDL in source.table; no thread for DDL.
+            source = SourceInfo(ts_ms=tx.ts_sec * 1000, db=db, table=table,
+                                server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
+                                pos=tx.begin_pos, row=0, thread=None, query=None)
+            topic, key, value = self._encoder.schema_change(source, text, db, changes)
+            self._sink.send(topic, key, value)
+            # Debezium's history record: the position after this DDL.
+            history = {"source": {"server": self._config.topic_prefix},
+                       "position": {"ts_sec": tx.ts_sec, "file": tx.file, "pos": tx.end_pos,
+                                    "server_id": tx.server_id, "gtids": str(tx.gtid)},
+                       "ts_ms": tx.ts_sec * 1000, "databaseName": db, "ddl": text,
+                       "tableChanges": [history_change(c, p)
+                                        for c, p in zip(changes, previous, strict=True)]}
+            self._sink.send(self._config.history_topic, None,
+                            json.dumps(history, separators=(",", ":")).encode())
+
+    def _schema_changes(self, ddl: str, change: DdlChange, captured: list[tuple[str, str]]
+                        ) -> list[tuple[str, str | None, list[dict[str, Any]], list[str | None]]]:
+        """(ddl, source.table, tableChanges, previous ids) per event, as Debezium splits and
+        types them: one DROP event per table with its own statement, a RENAME as an ALTER of
+        the new name, CREATE and ALTER with the table's structure."""
+        declared = self._declared
+
+        def described(kind: str, db: str, table: str) -> dict[str, Any]:
+            return table_change(kind, db, table, declared.table(f"{db}.{table}"),
+                                declared.database_charset(db))
+        if change.kind == "DROP":
+            # source.table names every dropped table, last first (measured).
+            names = ",".join(t for _, t in reversed(captured))
+            return [(f"DROP TABLE IF EXISTS `{d}`.`{t}`", names, [described("DROP", d, t)],
+                     [None]) for d, t in captured]
+        if change.kind == "RENAME":
+            pairs = [(old, new) for old, new in zip(change.tables[::2], change.tables[1::2],
+                                                     strict=True) if new in captured]
+            return [(ddl, pairs[0][1][1] if len(pairs) == 1 else None,
+                     [described("ALTER", *new) for _, new in pairs],
+                     # previousId: RENAME TABLE only (Debezium has none for ALTER .. RENAME)
+                     [f'"{old[0]}"."{old[1]}"' if ddl.lstrip()[:6].upper() == "RENAME"
+                      else None for old, _ in pairs])]
+        if change.kind in ("CREATE", "ALTER"):
+            return [(ddl, captured[0][1] if len(captured) == 1 else None,
+                     [described(change.kind, d, t) for d, t in captured],
+                     [None] * len(captured))]
+        return [(ddl, None, [], [])]
 
     def maybe_heartbeat(self, now: float, position: MariaDbGtidPos) -> None:
         if self._heartbeat_s <= 0 or now < self._next_heartbeat:

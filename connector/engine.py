@@ -9,24 +9,36 @@ wait in the queue.
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
-from typing import Any
+import traceback
 
 import pymysql
 
+from connector.binlog.declared import DeclaredColumns
 from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import Transaction
+from connector.catalog import Catalog
 from connector.config import ConfigError, ConnectorConfig
-from connector.dispatcher import Dispatcher
+from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
 from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin
+from connector.lease import Instance, Lease
 from connector.offsets import OffsetStore
+from connector.offsets_value import ConnectorOffsets
+from connector.preflight import check_server
+from connector.rest.control import (
+    Command,
+    CommandRefused,
+    EngineControl,
+    EngineView,
+    SnapshotView,
+    stop_first,
+)
 from connector.sink import DeliveryFailed, Sink
 from connector.snapshot.coordinator import SnapshotCoordinator
 from signals.channel import SignalChannel
@@ -37,6 +49,12 @@ CHECKPOINT_INTERVAL = 0.2  # how often the state is noted; it is written once ac
 PROGRESS_INTERVAL = 1.0
 SIGNAL_INTERVAL = 0.2
 FLUSH_TIMEOUT = 60.0
+STEPPED_DOWN = -1  # Engine.run: leadership lost; the instance goes back to standby
+
+
+class SteppedDown(RuntimeError):
+    """Another instance leads now (lease revoked, or a newer epoch in the offsets)."""
+VIEW_INTERVAL = 0.2  # how often the REST server's view of the engine is refreshed
 
 
 def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connection:
@@ -51,48 +69,63 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
 
 
 class Engine:
-    def __init__(self, config: ConnectorConfig) -> None:
+    def __init__(self, config: ConnectorConfig, control: EngineControl | None = None,
+                 paused: bool = False, stopping: threading.Event | None = None,
+                 lease: Lease | None = None) -> None:
         self.config = config
-        self.stopping = threading.Event()
+        self.control = control
+        self.paused = paused  # Kafka Connect's PAUSED: nothing taken from the reader
+        self.stop_command: Command | None = None  # the REST stop/restart that ended the run
+        self.failure: str | None = None  # what ended the run with exit 1, for the status
+        self.transactions = 0
+        self.behind_source_ms = -1
+        self._next_view = 0.0
+        self.stopping = stopping or threading.Event()
+        self.lease = lease
+        self.epoch = 0
+        self.instance: Instance | None = None
+        self._beat = time.monotonic()
         self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
-        self.sink = Sink(config.producer_settings())
+        self.sink = Sink(config.producer_settings(), config.failure_handling_mode)
         self.offsets = OffsetStore(config, self.admin)
-        self.encoder = EventEncoder(config)
+        self.declared = DeclaredColumns()
+        self.catalog = Catalog(lambda: replica_connection(config), self.declared)
+        self.declared.charset_lookup = self.catalog.database_charset
+        self.encoder = EventEncoder(config, enrich=self.catalog.enrich)
         self.filter = TableFilter(config)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
         self.signals = SignalChannel(config)
         self.snapshots = SnapshotCoordinator(config, self.encoder, self.sink, self.filter,
                                              self.admin, lambda: replica_connection(config))
         self.dispatcher = Dispatcher(config, self.encoder, self.sink, self.filter, self.admin,
-                                     self.snapshots)
+                                     self.snapshots, self.declared)
         self.position = MariaDbGtidPos.parse("")
         self.file = ""
         self.pos = 0
         self.ts_sec = 0
         self.reader: ReaderProcess | None = None
+        self.xa_hold: str | None = None  # while an XA is open: where a restart must resume
+        self.mid_transaction = False  # pieces of a large transaction applied, its end not yet
 
     # -- state -------------------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> ConnectorOffsets:
         """The offsets value: where streaming is, snapshot progress, signal position."""
-        return {
-            "gtids": str(self.position),
-            "file": self.file,
-            "pos": self.pos,
-            "event": 0,
-            "row": 0,
-            "server_id": self.dispatcher.last_server_id,
-            "ts_sec": self.ts_sec,
-            "snapshot": self.snapshots.state(),
-            "signal_offset": self.signals.next_offset,
-        }
+        return ConnectorOffsets(
+            gtids=self.xa_hold or str(self.position), file=self.file, pos=self.pos,
+            server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
+            snapshot=self.snapshots.state(), signal_offset=self.signals.next_offset,
+            epoch=self.epoch, writer=self.instance)
 
-    def _start_position(self, stored: dict[str, Any] | None) -> MariaDbGtidPos:
+    def _start_position(self, stored: ConnectorOffsets | None) -> MariaDbGtidPos:
         if stored is not None:
+            gtids = stored.gtids
+            if not gtids and stored.file:
+                gtids = self._gtids_at(stored.file, stored.pos)
             log.info("resuming from committed offsets: gtids=%s file=%s pos=%s",
-                     stored.get("gtids"), stored.get("file"), stored.get("pos"))
-            self.file, self.pos = str(stored.get("file", "")), int(stored.get("pos", 0))
-            return MariaDbGtidPos.parse(str(stored.get("gtids", "")))
+                     gtids, stored.file, stored.pos)
+            self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
+            return MariaDbGtidPos.parse(gtids)
         if self.config.snapshot_mode == "never":
             log.info("first start, snapshot.mode=never: streaming from the oldest binlog")
             return MariaDbGtidPos.parse("")
@@ -108,6 +141,22 @@ class Engine:
                  self.config.snapshot_mode, position)
         return position
 
+    def _gtids_at(self, file: str, pos: int) -> str:
+        """The GTID position at a binlog file/pos (offsets without GTIDs, e.g. Debezium's)."""
+        conn = replica_connection(self.config)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
+                row = cur.fetchone()
+        finally:
+            conn.close()
+        if row is None or row[0] is None:
+            raise RuntimeError(f"the replica cannot map binlog {file}:{pos} from the committed "
+                               "offsets to a GTID position (binlog purged, or not an event "
+                               "boundary)")
+        log.info("binlog %s:%d is GTID position %r", file, pos, row[0])
+        return str(row[0])
+
     # -- run ---------------------------------------------------------------------------
 
     def run(self) -> int:
@@ -117,31 +166,65 @@ class Engine:
             raise
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
             log.error("cannot start: %s", " ".join(str(exc).split()))
+            self.failure = traceback.format_exc()
             return 1
         assert self.reader is not None
         try:
             self._loop()
-        except DeliveryFailed as exc:
+        except (DeliveryFailed, CaptureFailed) as exc:
             log.error("stopping: %s", exc)
+            self.failure = traceback.format_exc()
             return 1
+        except SteppedDown as exc:
+            log.warning("stepping down to standby: %s; nothing more is committed by this "
+                        "instance (records in flight may repeat, none are lost)", exc)
+            self.offsets.abandon()
+            self.sink.abandon()
+            self.signals.close()
+            return STEPPED_DOWN
         finally:
             self.reader.stop()
         return self._shutdown()
 
+    def _check_leadership(self, now: float) -> None:
+        """Before a commit: still the leader? After a pause, look for a newer epoch first."""
+        lease = self.lease
+        previous, self._beat = self._beat, now
+        if lease is None:
+            return
+        if not lease.held():
+            raise SteppedDown(f"the group {lease.group} gave the lease to another instance")
+        if lease.confirmed(previous):
+            return
+        newest = self.offsets.newest_epoch()
+        if newest > self.epoch:
+            raise SteppedDown(f"fenced: the offsets carry epoch {newest}, this instance has "
+                              f"{self.epoch}")
+        self._beat = time.monotonic()  # the check itself must not look like the next pause
+        log.info("lease confirmed after a pause of %.1fs (epoch %d still the newest)",
+                 now - previous, self.epoch)
+
     def _start(self) -> None:
+        check_server(lambda: replica_connection(self.config))
         stored = self.offsets.load()
-        self.signals.open(None if stored is None else stored.get("signal_offset"))
+        if self.lease is not None:
+            self.epoch = (0 if stored is None else stored.epoch) + 1
+            self.instance = Instance.here()
+            log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
+        self.signals.open(None if stored is None else stored.signal_offset)
         self.admin.ensure(self.dispatcher.internal_topics())
         self.position = self._start_position(stored)
-        if stored is not None and stored.get("snapshot"):
-            self.snapshots.restore(stored["snapshot"])
+        if stored is not None and stored.snapshot:
+            self.snapshots.restore(stored.snapshot)
         elif stored is None and self.config.snapshot_mode == "initial":
             self.snapshots.start_initial()
         # The start position is committed before anything streams: a crash right after a
         # first start must resume from here, not from "the current position" again.
         self.offsets.checkpoint(0, self.state())
         self.offsets.commit_acked(self.sink)
-        self.offsets.flush(30)
+        if not self.offsets.flush(30):
+            raise RuntimeError(self.offsets.failure or "the start position was not committed "
+                               f"to {self.config.offsets_topic} within 30s")
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
                                    self.position, self.queue)
         self.reader.start()
@@ -152,31 +235,98 @@ class Engine:
         next_signals = 0.0
         dispatcher = self.dispatcher
         while not self.stopping.is_set():
+            if self.control is not None and self._control_step():
+                continue
             busy = self.snapshots.wants_cpu()
             batch = self.queue.take(0.0 if busy else 0.1)
             if self.queue.failure is not None:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
                 dispatcher.apply(tx)
+                self.mid_transaction = tx.partial
+                if tx.partial:
+                    continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
+                self.xa_hold = tx.hold
                 self.file, self.pos, self.ts_sec = tx.file, tx.end_pos, tx.ts_sec
                 self.snapshots.after_transaction(self.position, tx.file, tx.end_pos)
+            if batch:
+                self.transactions += len(batch)
+                self.behind_source_ms = max(0, int(time.time() * 1000) - self.ts_sec * 1000)
             now = time.monotonic()
             if now >= next_signals:
                 for received in self.signals.poll(0):
                     self.snapshots.on_signal(received)
                 next_signals = now + SIGNAL_INTERVAL
             caught_up = not batch and len(self.queue) == 0
-            self.snapshots.step(self.position, caught_up)
+            if not self.mid_transaction:  # a window opened here would miss emitted pieces
+                self.snapshots.step(self.position, caught_up)
             dispatcher.maybe_heartbeat(now, self.position)
             self.sink.poll(0)
             if now >= next_checkpoint:
                 self.offsets.checkpoint(self.sink.mark(), self.state())
                 next_checkpoint = now + CHECKPOINT_INTERVAL
+            self._check_leadership(now)
             self.offsets.commit_acked(self.sink)
             if now >= next_progress:
                 self.snapshots.log_progress()
                 next_progress = now + PROGRESS_INTERVAL
+
+    # -- REST control (connector/rest) ---------------------------------------------------
+
+    def _control_step(self) -> bool:
+        """Apply REST commands and refresh the view; True while paused (nothing taken).
+
+        Paused, the reader blocks on the full queue and the position stays where it is;
+        acknowledgements are still collected and offsets committed.
+        """
+        control = self.control
+        assert control is not None
+        for command in control.pending():
+            if command.kind in ("pause", "resume"):
+                self.paused = command.kind == "pause"
+                log.info("connector %s (REST)", "paused" if self.paused else "resumed")
+                command.reply.set_result(None)
+            elif command.kind in ("stop", "restart"):
+                log.info("connector %s requested (REST)", command.kind)
+                self.stop_command = command
+                self.stopping.set()
+            else:
+                command.reply.set_exception(CommandRefused(400, stop_first(self.config.name)))
+        now = time.monotonic()
+        if now >= self._next_view:
+            control.publish(self.view())
+            self._next_view = now + VIEW_INTERVAL
+        if not self.paused:
+            return False
+        self.sink.poll(0)
+        self.offsets.checkpoint(self.sink.mark(), self.state())
+        self._check_leadership(now)
+        self.offsets.commit_acked(self.sink)
+        control.wait(0.1)
+        return True
+
+    def view(self) -> EngineView:
+        """The engine as the REST server and /metrics show it (built on this thread)."""
+        snap = self.snapshots
+        scanned = {**snap.rows_scanned, **{t.table: t.rows for t in snap.queue}}
+        opened = snap.window_opened_at
+        active = snap.state() is not None
+        reader = self.reader
+        return EngineView(
+            state="PAUSED" if self.paused else "RUNNING",
+            connected=reader is not None and reader.connected.is_set(),
+            queue_empty=len(self.queue) == 0, gtids=str(self.position),
+            events_seen=self.dispatcher.rows_out, committed_transactions=self.transactions,
+            behind_source_ms=self.behind_source_ms, queue_total=self.queue.capacity,
+            queue_remaining=self.queue.remaining, producer_queue=self.sink.in_flight(),
+            acks_pending=self.sink.produced - 1 - self.sink.acked_through,
+            commit_age_s=self.offsets.uncommitted_age(), committed=self.offsets.committed,
+            snapshot=SnapshotView(
+                running=active and not snap.paused, paused=active and snap.paused,
+                remaining_tables=len(snap.queue), rows_scanned=scanned, chunk=snap.chunks_opened,
+                window_open_s=0.0 if opened is None else time.monotonic() - opened,
+                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped))
 
     def _shutdown(self) -> int:
         log.info("stopping: flushing %d in-flight records", self.sink.in_flight())
@@ -190,24 +340,6 @@ class Engine:
             log.error("stopping: offsets could not be committed")
             return 1
         self.signals.close()
+        self.catalog.close()
         log.info("stopped cleanly at gtids=%s", self.position)
         return 0
-
-
-def run_connector(config: ConnectorConfig) -> int:
-    """`gtidmark run`: stream until SIGTERM/SIGINT, then flush, commit and exit 0."""
-    try:
-        engine = Engine(config)
-    except ConfigError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - one line for the operator
-        log.error("cannot start: %s", exc)
-        return 1
-
-    def request_stop(signum: int, _frame: Any) -> None:
-        log.info("received %s, stopping", signal.Signals(signum).name)
-        engine.stopping.set()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    return engine.run()

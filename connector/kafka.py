@@ -15,9 +15,46 @@ from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 log = logging.getLogger(__name__)
+
+_M = 0x5BD1E995
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's Java `Utils.murmur2` (seed 0x9747b28c), as a signed 32-bit int."""
+    length = len(data)
+    h = (0x9747B28C ^ length) & 0xFFFFFFFF
+    whole = length - length % 4
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i:i + 4], "little")
+        k = (k * _M) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * _M) & 0xFFFFFFFF
+        h = ((h * _M) & 0xFFFFFFFF) ^ k
+    tail = data[whole:]
+    if len(tail) == 3:
+        h ^= tail[2] << 16
+    if len(tail) >= 2:
+        h ^= tail[1] << 8
+    if tail:
+        h ^= tail[0]
+        h = (h * _M) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * _M) & 0xFFFFFFFF
+    h ^= h >> 15
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def key_partition(key: bytes, partitions: int) -> int:
+    """The partition the Java producer's default partitioner picks for a keyed record."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
 class TopicAdmin:
@@ -34,6 +71,13 @@ class TopicAdmin:
         if meta is None or meta.error is not None:
             return None
         return len(meta.partitions)
+
+    def topic_config(self, topic: str, name: str, timeout: float = 10.0) -> str | None:
+        """A topic's setting as the broker reports it; None when the broker omits it."""
+        resource = ConfigResource(ResourceType.TOPIC, topic)
+        entries = self._admin.describe_configs([resource])[resource].result(timeout)
+        entry = entries.get(name)
+        return None if entry is None else str(entry.value)
 
     def ensure(self, topics: Iterable[str], config: dict[str, str] | None = None,
                partitions: int | None = None, timeout: float = 30.0) -> None:
@@ -54,6 +98,36 @@ class TopicAdmin:
                     if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                         raise
         self._known.update(wanted)
+
+
+def read_all_partitions(settings: dict[str, str], topic: str,
+                        timeout: float = 30.0) -> tuple[list[Message], int]:
+    """Every message of every partition of `topic` to its end, and the partition count."""
+    consumer = Consumer({**settings, "group.id": f"gtidmark-reader-{topic}",
+                         "enable.auto.commit": False, "enable.partition.eof": True,
+                         "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10})
+    try:
+        meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return [], 0
+        consumer.assign([TopicPartition(topic, p, 0) for p in meta.partitions])
+        left = set(meta.partitions)
+        out: list[Message] = []
+        deadline = time.monotonic() + timeout
+        while left:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic} to its end took more than {timeout:.0f}s")
+            for msg in consumer.consume(10_000, 1.0):
+                err = msg.error()
+                if err is None:
+                    out.append(msg)
+                elif err.code() == KafkaError._PARTITION_EOF:
+                    left.discard(msg.partition())
+                else:
+                    raise KafkaException(err)
+        return out, len(meta.partitions)
+    finally:
+        consumer.close()
 
 
 def read_to_end(settings: dict[str, str], topic: str, start: int = 0, partition: int = 0,

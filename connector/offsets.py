@@ -1,26 +1,39 @@
 """Connector offsets in a compacted Kafka topic, in Kafka Connect's shape.
 
-Key: ["<name>", {"server": "<topic.prefix>"}]. Value: the streaming position (gtids, file,
-pos, server_id, ts_sec), the incremental-snapshot progress and the signal-topic offset,
-all in one record so that they move together. A record is written only after every
-change event produced before it has been acknowledged (see `Checkpoints`).
+Key: ["<name>", {"server": "<topic.prefix>"}]; value: a `ConnectorOffsets`. A record is
+written only after every change event produced before it has been acknowledged (see
+`Checkpoint`). Records go to the partition Kafka Connect's Java producer would pick
+(murmur2 of the key), so a topic shared with Kafka Connect (25 partitions by default) keeps
+one place per connector; loading reads every partition and keeps the newest record.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import time
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from connector.config import ConnectorConfig
-from connector.kafka import TopicAdmin, read_to_end
-from connector.sink import Sink
+from connector.config import ConfigError, ConnectorConfig
+from connector.debezium_offsets import from_debezium
+from connector.kafka import TopicAdmin, key_partition, read_all_partitions
+from connector.offsets_value import ConnectorOffsets, written_by_gtidmark
+from connector.sink import DeliveryFailed, Sink
 
 log = logging.getLogger(__name__)
+
+# Kafka Connect's offset.flush.timeout.ms default: after this long without a commit while
+# newer state waits, say so (the producer itself keeps retrying).
+COMMIT_STALL_WARNING_S = 5.0
+
+
+class OffsetsWriteFailed(DeliveryFailed):
+    """Kafka refused an offsets record for good: stop rather than stream without a restart point."""
 
 
 def offset_key(config: ConnectorConfig) -> bytes:
@@ -28,10 +41,54 @@ def offset_key(config: ConnectorConfig) -> bytes:
                       separators=(",", ":")).encode()
 
 
+def newest_value(messages: Iterable[Message], key: bytes, home: int) -> bytes | None:
+    """The value `key` resumes from, over all partitions (None: none, or deleted).
+
+    Records are taken in time order (within a partition, offset order; on a timestamp tie
+    the key's own murmur2 partition last); the newest of the highest writer epoch wins, so
+    a fenced instance's late write does not. A tombstone (offsets reset) clears the past.
+    """
+    mine = [m for m in messages if m.key() == key]
+    mine.sort(key=lambda m: (m.timestamp()[1], m.partition() == home, m.offset() or 0))
+    found: bytes | None = None
+    found_epoch = -1
+    for msg in mine:
+        raw: bytes | None = msg.value()
+        if raw is None:
+            found, found_epoch = None, -1
+            continue
+        epoch = _epoch_of(raw)
+        if epoch >= found_epoch:
+            found, found_epoch = raw, epoch
+    return found
+
+
+def _epoch_of(raw: bytes) -> int:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return 0
+    return int(value.get("epoch") or 0) if isinstance(value, dict) else 0
+
+
+def parse_offsets(raw: bytes) -> ConnectorOffsets:
+    data = json.loads(raw)
+    return ConnectorOffsets.from_json(data) if written_by_gtidmark(data) else from_debezium(data)
+
+
+def read_committed(config: ConnectorConfig) -> ConnectorOffsets | None:
+    """The connector's committed offsets as any reader sees them (no topic created)."""
+    key = offset_key(config)
+    messages, partitions = read_all_partitions(config.consumer_settings(), config.offsets_topic)
+    raw = newest_value(messages, key, key_partition(key, partitions) if partitions else 0)
+    return None if raw is None else parse_offsets(raw)
+
+
 @dataclass(slots=True)
 class Checkpoint:
     produced: int  # records handed to the sink before this state
-    state: dict[str, Any]
+    state: ConnectorOffsets
+    noted_at: float = field(default_factory=time.monotonic)
 
 
 class OffsetStore:
@@ -39,27 +96,44 @@ class OffsetStore:
         self._config = config
         self._topic = config.offsets_topic
         self._key = offset_key(config)
-        self._settings = config.producer_settings()
         admin.ensure([self._topic], config={"cleanup.policy": "compact"})
-        self._producer = Producer({**self._settings, "enable.idempotence": True,
+        policy = admin.topic_config(self._topic, "cleanup.policy") or "delete"
+        if "compact" not in policy.split(","):
+            raise ConfigError(f"offset.storage.topic {self._topic} has cleanup.policy={policy}: "
+                              "it needs cleanup.policy=compact or the position is lost after "
+                              "the topic's retention")
+        partitions = admin.partitions_of(self._topic)
+        if not partitions:
+            raise RuntimeError(f"offsets topic {self._topic} has no partitions in the metadata")
+        self.partition = key_partition(self._key, partitions)
+        self._producer = Producer({**config.producer_settings(), "enable.idempotence": True,
                                    "message.timeout.ms": 0, "linger.ms": 0})
         self._pending: deque[Checkpoint] = deque()
-        self.committed: dict[str, Any] | None = None
+        self.committed: ConnectorOffsets | None = None
         self.failure: str | None = None
+        self._unacked = 0
+        self._waiting_since: float | None = None  # newer state not yet acknowledged, since
+        self._stall_reported = False
 
-    def load(self) -> dict[str, Any] | None:
-        """The last committed value for this connector, or None on first start."""
-        found: dict[str, Any] | None = None
-        for msg in read_to_end(self._config.consumer_settings(), self._topic):
-            if msg.key() != self._key:
-                continue
-            raw = msg.value()
-            found = None if raw is None else json.loads(raw)
-        self.committed = found
-        return found
+    def load(self) -> ConnectorOffsets | None:
+        """The committed value for this connector, or None on first start."""
+        self.committed = read_committed(self._config)
+        return self.committed
 
-    def checkpoint(self, produced: int, state: dict[str, Any]) -> None:
+    def newest_epoch(self) -> int:
+        """The highest writer epoch on the topic now (0 before any instance wrote one)."""
+        found = read_committed(self._config)
+        return 0 if found is None else found.epoch
+
+    def abandon(self) -> None:
+        """Drop what is not written yet: a fenced instance must not commit it later."""
+        self._pending.clear()
+        self._producer.purge()
+
+    def checkpoint(self, produced: int, state: ConnectorOffsets) -> None:
         """Remember `state`; it is committed once the first `produced` records are acked."""
+        if state != self.committed and self._waiting_since is None:
+            self._waiting_since = time.monotonic()
         if self._pending and self._pending[-1].produced == produced:
             self._pending[-1] = Checkpoint(produced, state)
         else:
@@ -67,27 +141,75 @@ class OffsetStore:
 
     def commit_acked(self, sink: Sink) -> bool:
         """Write the newest checkpoint whose records are all acknowledged; True if written."""
+        self._producer.poll(0)
+        self._check()
         pending = self._pending
         if not pending or not sink.all_acked(pending[0].produced):
             return False
         ready = pending.popleft()
         while pending and sink.all_acked(pending[0].produced):
             ready = pending.popleft()
-        self._producer.poll(0)
         if ready.state == self.committed:
             return False
         self._write(ready.state)
         return True
 
-    def _write(self, state: dict[str, Any]) -> None:
-        def delivered(err: Any, _msg: Any) -> None:
-            if err is not None:
-                self.failure = f"offset commit failed: {err}"
+    def seed(self, state: ConnectorOffsets) -> None:
+        """Write `state` at once, with no records to wait for (benchmark start positions)."""
+        self._write(state)
 
-        self._producer.produce(self._topic, json.dumps(state, separators=(",", ":")).encode(),
-                               self._key, on_delivery=delivered)
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise OffsetsWriteFailed(self.failure)
+        since = self._waiting_since
+        if since is None or self._stall_reported:
+            return
+        waited = time.monotonic() - since
+        if waited >= COMMIT_STALL_WARNING_S:
+            log.warning("offsets not committed to %s for %.0fs (%d offsets writes "
+                        "unacknowledged); the producer keeps retrying", self._topic, waited,
+                        self._unacked)
+            self._stall_reported = True
+
+    def _delivered(self, err: KafkaError | None, _msg: Message) -> None:
+        self._unacked -= 1
+        if err is not None:
+            self.failure = f"offsets write to {self._topic} failed: {err.str()}"
+        else:  # the stall clock restarts at each acknowledgement
+            waiting = self._unacked > 0 or bool(self._pending)
+            self._waiting_since = time.monotonic() if waiting else None
+            if self._stall_reported:
+                log.info("offsets committed to %s again", self._topic)
+                self._stall_reported = False
+
+    def _write(self, state: ConnectorOffsets) -> None:
+        try:
+            self._producer.produce(self._topic, state.to_bytes(), self._key,
+                                   partition=self.partition, on_delivery=self._delivered)
+        except (KafkaException, BufferError) as exc:
+            raise OffsetsWriteFailed(f"offsets write to {self._topic} failed: {exc}") from exc
+        self._unacked += 1
         self._producer.poll(0)
         self.committed = state
 
     def flush(self, timeout: float) -> bool:
         return self._producer.flush(timeout) == 0 and self.failure is None
+
+    def uncommitted_age(self) -> float:
+        """Seconds the oldest noted state has waited for its commit; 0 when none waits."""
+        return time.monotonic() - self._pending[0].noted_at if self._pending else 0.0
+
+    def replace(self, state: ConnectorOffsets | None, timeout: float) -> bool:
+        """Write `state` (None: a tombstone, forgetting the position) now; True once acked.
+
+        Only while nothing streams: Kafka Connect's PATCH/DELETE offsets on a stopped
+        connector. The value takes the newest epoch on the topic, so that it wins on load.
+        """
+        self._pending.clear()
+        if state is None:
+            self._producer.produce(self._topic, None, self._key, partition=self.partition)
+        else:
+            state = dataclasses.replace(state, epoch=self.newest_epoch())
+            self._write(state)
+        self.committed = state
+        return self.flush(timeout)

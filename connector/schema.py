@@ -53,6 +53,9 @@ class Column:
     scale: int | None = None
     values: tuple[str, ...] = ()
     charset: str | None = None
+    # The DEFAULT as information_schema.COLUMNS.COLUMN_DEFAULT writes it (MariaDB: literals
+    # quoted, expressions bare); None when there is none or it is not known.
+    default: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +143,24 @@ def schema_from_table_map(event: Any) -> TableSchema:
         nullable = bool(mask[i // 8] & (1 << (i % 8)))
         columns.append(_binlog_column(col, nullable))
     meta = event.optional_metadata
+    columns = _with_points(columns, list(getattr(meta, "geometry_type_list", None) or []))
     pk_index = list(meta.simple_primary_key_list or []) or list(meta.primary_keys_with_prefix or {})
     primary_key = tuple(event.columns[i].name for i in pk_index)
     return TableSchema(event.schema, event.table, tuple(columns), primary_key)
+
+
+GEOMETRY_POINT = 1  # binlog GEOMETRY_TYPE metadata code of POINT
+
+
+def _with_points(columns: list[Column], geometry_types: list[int]) -> list[Column]:
+    """POINT columns (Debezium's Point struct) from the table map's geometry types."""
+    codes = iter(geometry_types)
+    out = []
+    for col in columns:
+        if col.type_name == "geometry" and next(codes, None) == GEOMETRY_POINT:
+            col = Column(col.name, "point", nullable=col.nullable)
+        out.append(col)
+    return out
 
 
 _QUOTED = re.compile(r"'((?:[^'\\]|''|\\.)*)'")
@@ -158,7 +176,9 @@ def parse_enum_values(column_type: str) -> tuple[str, ...]:
 def _catalog_column(row: dict[str, Any]) -> Column:
     data_type = str(row["DATA_TYPE"]).lower()
     column_type = str(row["COLUMN_TYPE"]).lower()
-    type_name = "geometry" if data_type in GEOMETRY_TYPES else data_type
+    type_name = data_type
+    if data_type in GEOMETRY_TYPES and data_type != "point":
+        type_name = "geometry"
     charset = row["CHARACTER_SET_NAME"]
     length: int | None = None
     precision: int | None = None
@@ -174,12 +194,41 @@ def _catalog_column(row: dict[str, Any]) -> Column:
         scale = int(row["DATETIME_PRECISION"] or 0)
     elif type_name in ("enum", "set"):
         values = parse_enum_values(str(row["COLUMN_TYPE"]))
+    elif type_name == "float" and (m := _FLOAT_M_D.search(column_type)):
+        precision, scale = int(m.group(1)), int(m.group(2))  # FLOAT(M,D): a double for Debezium
+    default = row.get("COLUMN_DEFAULT")
     return Column(
         name=str(row["COLUMN_NAME"]), type_name=type_name,
         unsigned="unsigned" in column_type and type_name in SIGNED_TYPES,
         nullable=row["IS_NULLABLE"] == "YES", length=length, precision=precision, scale=scale,
         values=values, charset=str(charset) if charset and type_name in _CHARSET_TYPES else None,
+        default=None if default is None or default == "NULL" else str(default),
     )
+
+
+_FLOAT_M_D = re.compile(r"^float\((\d+),(\d+)\)")
+def with_catalog_details(schema: TableSchema, catalog: TableSchema) -> TableSchema | None:
+    """`schema` (from the binlog) with DEFAULTs and FLOAT(M,D) from `catalog` (what
+    Debezium reads from SHOW CREATE TABLE for a table whose DDL it did not stream).
+
+    None when the catalog's columns are not the binlog's (names, types, nullability): the
+    catalog is then at another version of the table, and nothing of it is used.
+    """
+    if len(schema.columns) != len(catalog.columns):
+        return None
+    columns = []
+    for ours, theirs in zip(schema.columns, catalog.columns, strict=True):
+        same_type = ours.type_name == theirs.type_name or (
+            {ours.type_name, theirs.type_name} <= {"geometry", "point"})
+        if ours.name != theirs.name or not same_type or ours.nullable != theirs.nullable:
+            return None
+        precision, scale = ours.precision, ours.scale
+        if ours.type_name == "float":
+            precision, scale = theirs.precision, theirs.scale
+        type_name = theirs.type_name if theirs.type_name == "point" else ours.type_name
+        columns.append(Column(ours.name, type_name, ours.unsigned, ours.nullable, ours.length,
+                              precision, scale, ours.values, ours.charset, theirs.default))
+    return TableSchema(schema.db, schema.table, tuple(columns), schema.primary_key)
 
 
 def schema_from_information_schema(conn: Any, db: str, table: str) -> TableSchema:
@@ -188,7 +237,7 @@ def schema_from_information_schema(conn: Any, db: str, table: str) -> TableSchem
         cur.execute(
             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, "
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, "
-            "IS_NULLABLE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+            "IS_NULLABLE, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
             "AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, table))
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

@@ -11,11 +11,12 @@ committing past it.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import deque
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,9 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "message.timeout.ms": 0,
     "partitioner": "murmur2_random",  # the Java client's partitioner: same key, same partition
 }
+
+
+DEFAULT_MESSAGE_MAX_BYTES = 1_000_000  # librdkafka's default message.max.bytes
 
 
 class DeliveryFailed(RuntimeError):
@@ -48,14 +52,21 @@ class _Epoch:
 
     def delivered(self, err: KafkaError | None, msg: Message) -> None:
         self.pending -= 1
-        if err is not None:
+        if err is None:
+            return
+        if err.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+            self.sink.too_large(str(msg.topic()), msg.key(), len(msg), "the broker's limit "
+                                "(message.max.bytes, or the topic's max.message.bytes)")
+        else:
             self.sink.failure = f"delivery to {msg.topic()} failed: {err.str()}"
 
 
 class Sink:
-    def __init__(self, settings: dict[str, str]) -> None:
+    def __init__(self, settings: dict[str, str], failure_mode: str = "fail") -> None:
         self._producer = Producer({**PRODUCER_DEFAULTS, **settings,
                                    "error_cb": self._on_error})
+        self._failure_mode = failure_mode  # event.processing.failure.handling.mode
+        self._max_bytes = int(settings.get("message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES))
         self._produce = self._producer.produce  # bound once: called for every record
         self._next_seq = 0
         self._acked_through = -1
@@ -100,15 +111,38 @@ class Sink:
         if not closed and self._epoch.pending == 0:
             self._acked_through = self._next_seq - 1
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+    def send(self, topic: str, key: bytes | None, value: bytes | None,
+             headers: list[tuple[str, str | bytes | None]] | None = None) -> None:
         self._epoch.pending += 1
         self._next_seq += 1
         while True:
             try:
-                self._produce(topic, value, key, on_delivery=self._delivered)
+                if headers is None:
+                    self._produce(topic, value, key, on_delivery=self._delivered)
+                else:
+                    self._produce(topic, value, key, on_delivery=self._delivered,
+                                  headers=headers)
                 return
             except BufferError:
                 self._wait_for_room()
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.MSG_SIZE_TOO_LARGE:
+                    raise
+                self._epoch.pending -= 1  # never queued: counts as acknowledged
+                self.too_large(topic, key, len(key or b"") + len(value or b""),
+                               f"producer.message.max.bytes={self._max_bytes}")
+                self._check()
+                return
+
+    def too_large(self, topic: str, key: bytes | None, size: int, limit: str) -> None:
+        """A record Kafka will never take: stop with one line, or skip it when asked to."""
+        shown = _key_payload(key)
+        line = (f"record for {topic} key {shown} is {size} bytes, over {limit}; raise the "
+                "limit, or set event.processing.failure.handling.mode=warn to skip such records")
+        if self._failure_mode == "fail":
+            self.failure = line
+        elif self._failure_mode == "warn":
+            log.warning("skipped: %s", line)
 
     def _wait_for_room(self) -> None:
         self._producer.poll(0.1)
@@ -136,5 +170,22 @@ class Sink:
         self._check()
         return remaining == 0 and self.all_acked(self._next_seq)
 
+    def abandon(self) -> None:
+        """Drop queued records (stepping down): fewer repeats once another instance leads."""
+        self._producer.purge()
+        self._producer.poll(0)
+
     def in_flight(self) -> int:
         return len(self._producer)
+
+
+def _key_payload(key: bytes | None) -> str:
+    """The key's payload for a log line (a JSON key with schema shows only its payload)."""
+    text = (key or b"").decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text[:200]
+    if isinstance(doc, dict) and "payload" in doc:
+        doc = doc["payload"]
+    return json.dumps(doc, separators=(",", ":"))[:200]

@@ -9,22 +9,28 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.kafka import TopicAdmin
-from connector.offsets import OffsetStore
+from connector.lease import group_members
+from connector.offsets import read_committed
 from connector.snapshot.progress import TableProgress
+from signals.channel import signal_client_settings
 
 
 def collect_status(config: ConnectorConfig) -> dict[str, Any]:
-    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
-    committed = store.load()
+    committed = read_committed(config)
     status: dict[str, Any] = {"connector": config.name, "topic.prefix": config.topic_prefix,
                               "committed": committed is not None}
     if committed is None:
         return status
-    status.update({k: committed.get(k) for k in ("gtids", "file", "pos", "signal_offset")})
-    ts_sec = int(committed.get("ts_sec") or 0)
+    status.update({"gtids": committed.gtids, "file": committed.file, "pos": committed.pos,
+                   "signal_offset": committed.signal_offset, "epoch": committed.epoch})
+    writer = committed.writer
+    status["active"] = None if writer is None else {**writer.to_json(),
+                                                    "epoch": committed.epoch}
+    status["group_members"] = group_members(
+        signal_client_settings(config, config.consumer_settings()), f"{config.name}-leader")
+    ts_sec = committed.ts_sec
     status["last_event_age_s"] = round(time.time() - ts_sec, 1) if ts_sec else None
-    snapshot = committed.get("snapshot")
+    snapshot = committed.snapshot
     if snapshot:
         tables = [TableProgress.from_json(t) for t in snapshot.get("tables", [])]
         status["snapshot"] = {"id": snapshot.get("id"), "paused": snapshot.get("paused"),
@@ -56,6 +62,13 @@ def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
     print(f"  streaming position: gtids={status['gtids']} file={status['file']} "
           f"pos={status['pos']}")
     print(f"  replica position:   gtids={status.get('replica_gtids')}")
+    active = status.get("active")
+    if active:
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(active["since"]))
+        print(f"  active instance:    {active['host']} pid {active['pid']}, epoch "
+              f"{active['epoch']}, since {since} UTC")
+    members = status.get("group_members")
+    print(f"  instances in group: {', '.join(members) if members else 'not reported by the broker'}")
     age = status.get("last_event_age_s")
     print(f"  last event applied: {'-' if age is None else f'{age}s ago'}")
     snap = status.get("snapshot")

@@ -220,6 +220,10 @@ class SignalChannel:
         except SignalRejected as exc:
             log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, exc.reason)
             return ReceivedSignal(offset, None, exc.reason)
+        except Exception as exc:  # noqa: BLE001 - a malformed signal must never stop streaming
+            reason = f"could not be read ({type(exc).__name__})"
+            log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, reason)
+            return ReceivedSignal(offset, None, reason)
         return ReceivedSignal(offset, signal, None)
 
     def _on_error(self, err: KafkaError) -> None:

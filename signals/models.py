@@ -23,7 +23,10 @@ from pydantic import (
     model_validator,
 )
 
-MAX_VALUE_BYTES = 1 << 20
+from signals.filters import combine, parse_filter
+from signals.patterns import MatchBudget, collection_matches, compile_pattern
+
+MAX_VALUE_BYTES = 64 * 1024
 
 
 class SignalRejected(ValueError):
@@ -34,98 +37,29 @@ class SignalRejected(ValueError):
         self.reason = reason
 
 
-# Reserved words that start statements: never the first word of a WHERE fragment.
-RESERVED_STATEMENT_WORDS = frozenset({
-    "select", "insert", "update", "delete", "replace", "drop", "create", "alter", "rename",
-    "grant", "revoke", "set", "call", "load", "lock", "unlock", "show", "use", "kill",
-    "release", "with", "values", "table", "describe", "desc", "explain", "analyze",
-    "optimize", "check",
-})
-# Non-reserved statement words (`start`, `truncate(x, 0)` may be columns or functions):
-# refused only when another word follows, as in `TRUNCATE TABLE t` or `DO SLEEP(9)`.
-STATEMENT_WORDS = frozenset({
-    "truncate", "start", "begin", "commit", "rollback", "savepoint", "handler", "flush",
-    "reset", "do", "prepare", "execute", "deallocate", "install", "uninstall", "shutdown",
-    "repair", "checksum", "purge", "change", "stop", "xa",
-})
-_LEADING_WORD = re.compile(r"\s*\(*\s*([A-Za-z_]+)(\s+[A-Za-z_])?")
-_LEADING_WHERE = re.compile(r"\s*where\s+", re.IGNORECASE)
+MAX_COLLECTIONS = 256
+MAX_CHUNK_SIZE = 100_000     # incremental.snapshot.chunk.size has the same bound
+MAX_CHUNK_DELAY_MS = 60_000
+MAX_ID_CHARS = 128
+MAX_JSON_DEPTH = 16
 
 
 def check_filter(text: str) -> str:
-    """Return `text` as a WHERE fragment (a leading WHERE dropped) or raise ValueError.
-
-    Only the obvious is refused here (statements, `;`, comments, unbalanced quotes or
-    parentheses); whether the SQL is valid is learned when the connector runs the query.
-    """
-    fragment = _LEADING_WHERE.sub("", text, count=1).strip()
-    if not fragment:
-        raise ValueError("filter is empty")
-    match = _LEADING_WORD.match(fragment)
-    if match:
-        word = match.group(1).lower()
-        if word in RESERVED_STATEMENT_WORDS or (word in STATEMENT_WORDS and match.group(2)):
-            raise ValueError(f"filter must be a WHERE fragment, not a {word.upper()} statement")
-    _scan_outside_quotes(fragment)
-    return fragment
-
-
-def _scan_outside_quotes(fragment: str) -> None:
-    quote: str | None = None
-    depth = 0
-    i = 0
-    while i < len(fragment):
-        ch = fragment[i]
-        pair = fragment[i:i + 2]
-        if quote is not None:
-            if ch == "\\" and quote != "`":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == ";":
-            raise ValueError("filter must not contain ';'")
-        elif pair in ("--", "/*", "*/") or ch == "#":
-            raise ValueError("filter must not contain SQL comments")
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise ValueError("filter has an unbalanced ')'")
-        i += 1
-    if quote is not None:
-        raise ValueError(f"filter has an unterminated {quote} quote")
-    if depth:
-        raise ValueError("filter has an unbalanced '('")
+    """`text` with a leading WHERE dropped, if it parses in the filter grammar; else ValueError."""
+    return parse_filter(text).text
 
 
 def _check_collection(name: str) -> str:
     name = name.strip()
     if not name:
         raise ValueError("a data collection name is empty")
-    try:
-        re.compile(name)
-    except re.error as exc:
-        raise ValueError(f"{name!r} is not a valid regular expression ({exc})") from None
+    compile_pattern(name)
     return name
 
 
 def is_plain_name(name: str) -> bool:
     """`db.table` spelled without regex syntax."""
     return re.fullmatch(r"[\w$-]+(\.[\w$-]+)?", name) is not None
-
-
-def collection_matches(pattern: str, table: str) -> bool:
-    """Debezium semantics: a data collection is an exact `db.table` or a full-match regex."""
-    if pattern == table:
-        return True
-    try:
-        return re.fullmatch(pattern, table) is not None
-    except re.error:
-        return False
 
 
 def _lower_type(value: Any) -> Any:
@@ -151,7 +85,7 @@ class AdditionalCondition(_Strict):
 
 class _SignalBase(_Strict):
     TYPE: ClassVar[str]
-    id: StrictStr | None = None
+    id: Annotated[StrictStr, Field(max_length=MAX_ID_CHARS)] | None = None
 
     def data(self) -> dict[str, Any]:
         """The `data` object as Debezium writes it (aliases, no unset optionals)."""
@@ -172,10 +106,12 @@ class ExecuteSnapshot(_SignalBase):
     """Start a snapshot of the listed tables (exact names or regexes)."""
 
     TYPE: ClassVar[str] = "execute-snapshot"
-    data_collections: Annotated[list[CollectionName], Field(min_length=1)] = Field(
+    data_collections: Annotated[list[CollectionName],
+                                Field(min_length=1, max_length=MAX_COLLECTIONS)] = Field(
         alias="data-collections")
     snapshot_type: SnapshotType = Field("incremental", alias="type")
-    additional_conditions: list[AdditionalCondition] = Field(
+    additional_conditions: Annotated[list[AdditionalCondition],
+                                     Field(max_length=MAX_COLLECTIONS)] = Field(
         default_factory=list, alias="additional-conditions")
     surrogate_key: StrictStr | None = Field(None, alias="surrogate-key")
 
@@ -210,33 +146,34 @@ class ExecuteSnapshot(_SignalBase):
     def _conditions_name_listed_tables(self) -> ExecuteSnapshot:
         """Refuse a condition that can match no listed table (when that can be told)."""
         plain = [p for p in self.data_collections if is_plain_name(p)]
+        budget = MatchBudget()
         for cond in self.additional_conditions:
             name = cond.data_collection
             if is_plain_name(name):
-                possible = any(collection_matches(p, name) for p in self.data_collections)
+                possible = any(collection_matches(p, name, budget) for p in self.data_collections)
             else:  # a regex: only plain listed names can be checked against it
                 possible = len(plain) < len(self.data_collections) or any(
-                    collection_matches(name, p) for p in plain)
+                    collection_matches(name, p, budget) for p in plain)
             if not possible:
                 raise ValueError(f"additional-conditions: data-collection "
                                  f"{cond.data_collection!r} is not among data-collections")
         return self
 
-    def condition_for(self, table: str) -> str | None:
+    def condition_for(self, table: str, budget: MatchBudget | None = None) -> str | None:
         """The filter for `table` (`db.table`), several ANDed together, or None."""
         filters = [c.filter for c in self.additional_conditions
-                   if collection_matches(c.data_collection, table)]
+                   if collection_matches(c.data_collection, table, budget)]
         if not filters:
             return None
-        return filters[0] if len(filters) == 1 else " AND ".join(f"({f})" for f in filters)
+        return combine(filters)
 
 
 class StopSnapshot(_SignalBase):
     """Cancel the running snapshot of the listed tables, or of all when the list is empty."""
 
     TYPE: ClassVar[str] = "stop-snapshot"
-    data_collections: list[CollectionName] = Field(default_factory=list,
-                                                   alias="data-collections")
+    data_collections: Annotated[list[CollectionName], Field(max_length=MAX_COLLECTIONS)] = \
+        Field(default_factory=list, alias="data-collections")
     snapshot_type: SnapshotType = Field("incremental", alias="type")
 
 
@@ -265,9 +202,9 @@ class SetThrottle(_SignalBase):
     """gtidmark extension: change the snapshot chunk size and/or delay while running."""
 
     TYPE: ClassVar[str] = "set-throttle"
-    chunk_size: Annotated[StrictInt, Field(gt=0, le=1_000_000)] | None = Field(
+    chunk_size: Annotated[StrictInt, Field(gt=0, le=MAX_CHUNK_SIZE)] | None = Field(
         None, alias="chunk-size")
-    chunk_delay_ms: Annotated[StrictInt, Field(ge=0, le=3_600_000)] | None = Field(
+    chunk_delay_ms: Annotated[StrictInt, Field(ge=0, le=MAX_CHUNK_DELAY_MS)] | None = Field(
         None, alias="chunk-delay-ms")
 
     @model_validator(mode="after")
@@ -316,9 +253,29 @@ def parse_signal(key: bytes | None, value: bytes | None, expected_key: str) -> S
         document = json.loads(value)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SignalRejected(f"value is not JSON ({exc})") from None
+    except RecursionError:
+        raise SignalRejected(f"value is nested deeper than {MAX_JSON_DEPTH} levels") from None
     if not isinstance(document, dict):
         raise SignalRejected(f"value is not a JSON object (got {type(document).__name__})")
+    if _depth(document) > MAX_JSON_DEPTH:
+        raise SignalRejected(f"value is nested deeper than {MAX_JSON_DEPTH} levels")
     return _from_document(document)
+
+
+def _depth(document: Any) -> int:
+    """Nesting depth of decoded JSON, without recursion (a hostile value may be deep)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        children = node.values() if isinstance(node, dict) else node if isinstance(
+            node, list) else ()
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, dict | list))
+    return deepest
 
 
 def signal_from_value(document: dict[str, Any]) -> Signal:

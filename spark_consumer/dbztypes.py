@@ -66,8 +66,11 @@ class ColumnSpec:
     spark_type: str
     conversion: str = PLAIN
     optional: bool = True
+    scale: int | None = None  # DECIMAL_B64: the scale the field's schema gives its values
 
     def convert(self, value: Any) -> Any:
+        if self.conversion == DECIMAL_B64 and value is not None:
+            return convert_decimal(value, self.spark_type, self.scale)
         return convert_value(value, self.spark_type, self.conversion)
 
 
@@ -79,11 +82,9 @@ def spec_from_connect_field(field: dict[str, Any]) -> ColumnSpec:
     optional = bool(field.get("optional", True))
     if logical == "org.apache.kafka.connect.data.Decimal":
         params = field.get("parameters") or {}
-        scale = int(params.get("scale", 0))
-        precision = int(params.get("connect.decimal.precision", MAX_DECIMAL_PRECISION))
-        precision = max(1, min(MAX_DECIMAL_PRECISION, max(precision, scale)))
-        return ColumnSpec(name, f"decimal({precision},{min(scale, precision)})", DECIMAL_B64,
-                          optional)
+        if not isinstance(params, dict):
+            raise SchemaError(f"Decimal field {name!r} has parameters {params!r}")
+        return decimal_spec(name, params, optional)
     if isinstance(logical, str) and logical in _LOGICAL:
         spark_type, conversion = _LOGICAL[logical]
         return ColumnSpec(name, spark_type, conversion, optional)
@@ -93,6 +94,39 @@ def spec_from_connect_field(field: dict[str, Any]) -> ColumnSpec:
                           optional)
     # struct / array / map (geometry, VariableScaleDecimal, ...): kept as JSON text.
     return ColumnSpec(name, "string", TEXT, optional)
+
+
+class SchemaError(ValueError):
+    """A field schema the job cannot type (e.g. a Decimal whose scale is not a number)."""
+
+
+def _int_parameter(params: dict[str, Any], key: str, default: int) -> int:
+    text = params.get(key, default)
+    try:
+        value = int(str(text))
+    except ValueError:
+        raise SchemaError(f"Decimal parameter {key}={text!r} is not an integer") from None
+    if not 0 <= value <= 1000:
+        raise SchemaError(f"Decimal parameter {key}={text!r} is out of range")
+    return value
+
+
+def decimal_spec(name: str, params: dict[str, Any], optional: bool = True) -> ColumnSpec:
+    """Connect Decimal: decimal(p,s) up to Spark's 38 digits, else the exact text in a string."""
+    scale = _int_parameter(params, "scale", 0)
+    precision = max(1, _int_parameter(params, "connect.decimal.precision", MAX_DECIMAL_PRECISION),
+                    scale)
+    if precision > MAX_DECIMAL_PRECISION:
+        return ColumnSpec(name, "string", DECIMAL_B64, optional, scale)
+    return ColumnSpec(name, f"decimal({precision},{scale})", DECIMAL_B64, optional, scale)
+
+
+def decimal_hints(topic: str, columns: dict[str, tuple[int, int]]) -> dict[str, ColumnSpec]:
+    """Specs of --decimal-column hints (DB.TABLE.COLUMN -> (p, s)) for `<prefix>.DB.TABLE`."""
+    table = ".".join(topic.split(".")[-2:]) + "."
+    return {name[len(table):]: ColumnSpec(name[len(table):], f"decimal({p},{s})", DECIMAL_B64,
+                                          scale=s)
+            for name, (p, s) in columns.items() if name.startswith(table)}
 
 
 def specs_from_struct_schema(schema: dict[str, Any] | None) -> list[ColumnSpec]:
@@ -120,21 +154,44 @@ def spec_from_json_value(name: str, value: Any) -> ColumnSpec | None:
 
 def decode_decimal(text: str, scale: int) -> Decimal:
     """Kafka Connect Decimal: base64 of the big-endian two's-complement unscaled integer."""
-    raw = base64.b64decode(text)
-    unscaled = int.from_bytes(raw, "big", signed=True) if raw else 0
-    return Decimal(unscaled).scaleb(-scale)
+    raw = base64.b64decode(text, validate=True)
+    if not raw:
+        raise ValueError("empty Decimal bytes")
+    return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-scale)
 
 
-def encode_decimal(value: Decimal, scale: int) -> str:
-    """Inverse of `decode_decimal` (used by tests and the benchmark to build events)."""
-    unscaled = int(value.scaleb(scale).to_integral_value())
-    length = max(1, (unscaled.bit_length() + 8) // 8)
-    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
-
-
-def _decimal_scale(spark_type: str) -> int:
+def decimal_type(spark_type: str) -> tuple[int, int] | None:
+    """(precision, scale) of a `decimal(p,s)` Spark type, None for any other type."""
+    if not spark_type.startswith("decimal("):
+        return None
     inner = spark_type[spark_type.index("(") + 1:spark_type.rindex(")")]
-    return int(inner.split(",")[1]) if "," in inner else 0
+    precision, _, scale = inner.partition(",")
+    return int(precision), int(scale or 0)
+
+
+def convert_decimal(value: Any, spark_type: str, scale: int | None) -> Any:
+    """A Connect Decimal value (always base64 bytes on the wire) -> exactly that Decimal.
+
+    `scale` comes from the field's schema; without one (a schemaless event typed by the
+    table) the column's scale is the encoder's. Never rounded: a value the column cannot
+    hold exactly is an error (the record is dead-lettered).
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"a Decimal is base64 text, got {type(value).__name__}")
+    target = decimal_type(spark_type)
+    if scale is None:
+        if target is None:
+            raise ValueError(f"no scale known for a Decimal in a {spark_type} column")
+        scale = target[1]
+    number = decode_decimal(value, scale)
+    if target is None:
+        return format(number, "f")
+    precision, column_scale = target
+    if scale > column_scale:
+        raise ValueError(f"scale {scale} does not fit {spark_type} without rounding")
+    if number and number.adjusted() >= precision - column_scale:
+        raise ValueError(f"{number} does not fit {spark_type}")
+    return number
 
 
 def _parse_iso(text: str) -> dt.datetime:
@@ -171,20 +228,10 @@ def convert_value(value: Any, spark_type: str, conversion: str) -> Any:
     if conversion == TS_ISO:
         return _parse_iso(str(value))
     if conversion == DECIMAL_B64:
-        if isinstance(value, str) and not _looks_numeric(value):
-            return decode_decimal(value, _decimal_scale(spark_type))
-        return Decimal(str(value))
+        return convert_decimal(value, spark_type, None)
     if conversion == BYTES_B64:
         return base64.b64decode(value) if isinstance(value, str) else bytes(value)
     raise ValueError(f"unknown conversion {conversion!r}")
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        Decimal(text)
-    except ArithmeticError:
-        return False
-    return True
 
 
 def _implicit_conversion(value: Any, spark_type: str) -> str:

@@ -11,7 +11,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from spark_consumer.dbztypes import ColumnSpec, spec_from_json_value, specs_from_struct_schema
+from spark_consumer.dbztypes import (
+    ColumnSpec,
+    SchemaError,
+    spec_from_json_value,
+    specs_from_struct_schema,
+)
 
 OPS = frozenset({"c", "u", "d", "r"})
 
@@ -52,6 +57,7 @@ class Shape:
     topic: str
     columns: tuple[ColumnSpec, ...]
     key_columns: tuple[str, ...]
+    typed: bool = True  # False: schemaless JSON, column types guessed from values
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -103,7 +109,10 @@ class Decoder:
         cache_key = json.dumps(schema, sort_keys=True)
         specs = self._spec_cache.get(cache_key)
         if specs is None:
-            specs = tuple(specs_from_struct_schema(schema))
+            try:
+                specs = tuple(specs_from_struct_schema(schema))
+            except SchemaError as exc:
+                raise DecodeError(f"schema: {exc}") from None
             self._spec_cache[cache_key] = specs
         return specs
 
@@ -162,7 +171,7 @@ class Decoder:
         key_row, _ = self._convert(topic, key_payload, key_schema)
         if isinstance(image, dict):
             row, specs = self._convert(topic, image, image_schema)
-            self._note_shape(topic, specs, tuple(key_payload))
+            self._note_shape(topic, specs, tuple(key_payload), image_schema is not None)
         else:
             row = {}
         if op == "d":
@@ -174,7 +183,7 @@ class Decoder:
         return Change(topic, partition, offset, op, canonical, row)
 
     def _note_shape(self, topic: str, specs: tuple[ColumnSpec, ...],
-                    key_columns: tuple[str, ...]) -> None:
+                    key_columns: tuple[str, ...], typed: bool) -> None:
         ident = (topic, specs, key_columns)
         if ident not in self.shapes:
-            self.shapes[ident] = Shape(topic, specs, key_columns)
+            self.shapes[ident] = Shape(topic, specs, key_columns, typed)

@@ -17,32 +17,46 @@ from types import FrameType
 from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
+from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Change, Shape
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
+    TOPIC_IDS_PROPERTY,
     Offsets,
     commit_offsets_only,
     commit_properties,
+    committed_summary,
+    decode_offsets,
+    decode_topic_ids,
     encode_offsets,
-    table_offsets,
+    encode_topic_ids,
 )
 from spark_consumer.options import JobOptions, UsageError, parse_options
 from spark_consumer.planner import (
     TP,
     OffsetRange,
+    low_watermarks,
     partitions_of,
     plan_ranges,
     resolve_topics,
+    topic_ids,
     true_ends,
 )
 from spark_consumer.reader import RangeStats, task
+from spark_consumer.resume import (
+    PartitionState,
+    TableCollisionError,
+    check_collisions,
+    resume_offset,
+)
 from spark_consumer.tables import (
     TableRef,
     TableState,
     add_columns,
     create_table,
     load_table,
+    promote_columns,
     table_for_topic,
 )
 
@@ -78,6 +92,8 @@ class Job:
         self.kafka = opts.kafka_settings()
         self.tables: dict[TableRef, TableState | None] = {}
         self.offsets: dict[TableRef, Offsets] = {}
+        self.topic_ids: dict[TableRef, dict[str, str]] = {}
+        self.current_ids: dict[str, str] = {}
         self.batches = 0
         self.dead_letters = 0
 
@@ -85,41 +101,59 @@ class Job:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
 
     def _state(self, ref: TableRef) -> TableState | None:
-        if ref not in self.tables or self.tables[ref] is None:
-            self.tables[ref] = load_table(self.spark, ref)
-            state = self.tables[ref]
-            self.offsets[ref] = table_offsets(self.spark, str(ref)) if state else {}
-        return self.tables[ref]
+        """The table (loaded once it exists) and the offsets and topic ids it committed."""
+        state = self.tables.get(ref)
+        if state is None:
+            state = load_table(self.spark, ref)
+            self.tables[ref] = state
+            if state is not None:
+                summary = committed_summary(self.spark, str(ref))
+                self.offsets[ref] = decode_offsets(summary.get(OFFSETS_PROPERTY))
+                self.topic_ids[ref] = decode_topic_ids(summary.get(TOPIC_IDS_PROPERTY))
+        return state
 
-    def starts(self, tps: list[TP]) -> dict[TP, int]:
-        """Where each partition resumes: the offsets in its table's current snapshot, else 0."""
+    def starts(self, tps: list[TP], ends: dict[TP, int]) -> dict[TP, int]:
+        """Where each partition resumes: the table's committed offsets, checked against the
+        topic as it is now (TopicRecreatedError for offsets of an earlier topic)."""
+        lows = low_watermarks(self.kafka, tps)
         out: dict[TP, int] = {}
         for topic, partition in tps:
             ref = self.table_for(topic)
             self._state(ref)
-            out[(topic, partition)] = self.offsets.get(ref, {}).get(topic, {}).get(partition, 0)
+            stored = self.offsets.get(ref, {}).get(topic, {})
+            state = PartitionState(topic, partition, stored.get(partition),
+                                   self.topic_ids.get(ref, {}).get(topic),
+                                   self.current_ids.get(topic), lows[(topic, partition)],
+                                   ends[(topic, partition)])
+            start = resume_offset(state, topic in self.opts.restart_topics)
+            if start != state.stored and state.stored is not None:
+                self.offsets[ref][topic] = {}  # offsets of the old topic are dropped
+            out[(topic, partition)] = start
         return out
 
     def plan(self, targets: dict[TP, int] | None) -> tuple[list[OffsetRange], dict[TP, int]]:
         """The ranges of the next batch and the true ends (capped by `targets` in --once)."""
         topics = resolve_topics(self.kafka, self.opts.topics, self.opts.topic_pattern)
+        check_collisions((t, str(self.table_for(t))) for t in topics)
+        self.current_ids.update(topic_ids(self.kafka, topics))
         parts = partitions_of(self.kafka, topics)
         tps = [(t, p) for t in topics for p in parts[t]]
         ends = true_ends(self.kafka, tps)
+        starts = self.starts(tps, ends)
         if targets is not None:
             ends = {tp: min(end, targets.get(tp, 0)) for tp, end in ends.items()}
-        return plan_ranges(self.starts(tps), ends, self.opts.max_offsets_per_batch), ends
+        return plan_ranges(starts, ends, self.opts.max_offsets_per_batch), ends
 
     def run_batch(self, ranges: list[OffsetRange], ends: dict[TP, int]) -> BatchResult:
         """Read `ranges`, then per table: evolve/create, MERGE with offsets in the commit."""
         began = time.monotonic()
         self.batches += 1
         work = [r for r in ranges if r.size > 0]
-        known = {}
+        known: dict[str, dict[str, ColumnSpec]] = {}
         for rng in work:
             state = self._state(self.table_for(rng.topic))
-            if state is not None:
-                known[rng.topic] = state.by_name()
+            known[rng.topic] = {**decimal_hints(rng.topic, self.opts.decimal_columns),
+                                **(state.by_name() if state is not None else {})}
         sc = self.spark.sparkContext
         decoded = sc.parallelize(work, len(work)).mapPartitions(task(self.kafka, known)) \
             .persist(StorageLevel.MEMORY_AND_DISK)
@@ -147,24 +181,32 @@ class Job:
             topics = {r.topic for r in rngs}
             changes = sum(s.upserts + s.deletes for s in stats if s.topic in topics)
             state = self._prepare(ref, [s for s in shapes if s.topic in topics])
-            if state is None:
-                log.warning("table %s does not exist and batch has no change to create it from;"
-                            " %d records not recorded as consumed", ref,
-                            sum(s.records for s in stats if s.topic in topics))
-                continue
             offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
             for rng in rngs:
                 offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
-            props = {OFFSETS_PROPERTY: encode_offsets(offsets)}
+            if state is None:
+                # Nothing to create the table from (deletes only, or every record bad): the
+                # job moves on; without a table to commit to, a restart reads them again.
+                log.warning("table %s does not exist and the batch has no change to create it "
+                            "from; %d records of %s skipped", ref,
+                            sum(s.records for s in stats if s.topic in topics),
+                            ", ".join(sorted(topics)))
+                self.offsets[ref] = offsets
+                continue
+            ids = dict(self.topic_ids.get(ref, {}))
+            ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
+            props = {OFFSETS_PROPERTY: encode_offsets(offsets),
+                     TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
             if changes:
                 log.info("table %s: MERGE of %d keys started", ref, changes)
                 rdd = decoded.filter(  # type: ignore[attr-defined]
                     lambda x, ts=topics: isinstance(x, Change) and x.topic in ts)
                 with commit_properties(self.spark, props):
                     merge_changes(self.spark, state, rdd, f"gtidmark_src_{self.batches}")
-            if table_offsets(self.spark, str(ref)) != offsets:
+            if committed_summary(self.spark, str(ref)) != props:
                 commit_offsets_only(self.spark, str(ref), props)
             self.offsets[ref] = offsets
+            self.topic_ids[ref] = ids
             result.keys[str(ref)] = changes
         return result
 
@@ -175,16 +217,16 @@ class Job:
             if not shapes:
                 return None
             first = shapes[0]
-            columns = list(first.columns)
-            for shape in shapes[1:]:
-                names = {c.name for c in columns}
-                columns += [c for c in shape.columns if c.name not in names]
-            state = create_table(self.spark, ref, columns, list(first.key_columns))
-            self.offsets[ref] = {}
-        else:
-            new = state.missing(c for s in shapes for c in s.columns)
-            if new:
-                state = add_columns(self.spark, state, new)
+            if not all(s.typed for s in shapes):
+                log.warning("table %s is created from schemaless JSON: column types are guessed "
+                            "from values, and a precise DECIMAL (base64 text) becomes a string "
+                            "column unless named in --decimal-column", ref)
+            state = create_table(self.spark, ref, list(first.columns), list(first.key_columns))
+        specs = [c for s in shapes for c in s.columns]
+        state = promote_columns(self.spark, state, specs)
+        new = state.missing(specs)
+        if new:
+            state = add_columns(self.spark, state, new)
         self.tables[ref] = state
         return state
 
@@ -244,6 +286,9 @@ def main(argv: list[str]) -> int:
         run(Job(spark, opts))
     except KeyboardInterrupt:
         return EXIT_OK
+    except TableCollisionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:
         log.debug("failure", exc_info=True)
         first = (str(exc).strip().splitlines() or [""])[0]

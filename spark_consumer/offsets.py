@@ -1,5 +1,8 @@
 """Consumed Kafka offsets stored in the Iceberg snapshot summary of the commit that applied them.
 
+Other commits (compaction, a manual DELETE, any other writer) carry no offsets, so the job
+reads them from the newest snapshot in the current snapshot's ancestry that has them.
+
 Iceberg's Spark writes read extra summary properties from the thread-local
 `org.apache.iceberg.spark.CommitMetadata` (what `withCommitProperties` sets); a MERGE run
 from the same driver thread commits them atomically with its data and delete files.
@@ -15,6 +18,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 OFFSETS_PROPERTY = "gtidmark.offsets"
+TOPIC_IDS_PROPERTY = "gtidmark.topic-ids"  # {topic: Kafka topic id} the offsets belong to
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> next offset to read
 
@@ -40,12 +44,46 @@ def iceberg_table(spark: SparkSession, name: str) -> Any:
     return table
 
 
+def encode_topic_ids(ids: dict[str, str]) -> str:
+    return json.dumps(dict(sorted(ids.items())), separators=(",", ":"))
+
+
+def decode_topic_ids(text: str | None) -> dict[str, str]:
+    return {str(k): str(v) for k, v in json.loads(text).items()} if text else {}
+
+
+class OffsetsLostError(RuntimeError):
+    """The snapshots that carried the job's offsets were expired (message: one line)."""
+
+
+def committed_summary(spark: SparkSession, name: str) -> dict[str, str]:
+    """The summary of the newest ancestor of the current snapshot carrying our offsets.
+
+    {} for a table with no such snapshot; OffsetsLostError when the ancestry is cut short
+    (expired snapshots) before one is found, since resuming from 0 would re-apply everything.
+    """
+    table = iceberg_table(spark, name)
+    snapshot = table.currentSnapshot()
+    while snapshot is not None:
+        summary = snapshot.summary()
+        if summary.containsKey(OFFSETS_PROPERTY):
+            return {key: str(summary.get(key)) for key in (OFFSETS_PROPERTY, TOPIC_IDS_PROPERTY)
+                    if summary.containsKey(key)}
+        parent = snapshot.parentId()
+        if parent is None:
+            return {}
+        snapshot = table.snapshot(parent)
+        if snapshot is None:
+            raise OffsetsLostError(
+                f"table {name}: no snapshot left in its history carries gtidmark offsets "
+                f"(snapshot {parent} expired); expire snapshots only after the job has "
+                f"committed once since the last foreign commit, or rebuild the table")
+    return {}
+
+
 def table_offsets(spark: SparkSession, name: str) -> Offsets:
-    """Offsets in the current snapshot's summary of table `name` ({} before the first commit)."""
-    snapshot = iceberg_table(spark, name).currentSnapshot()
-    if snapshot is None:
-        return {}
-    return decode_offsets(snapshot.summary().get(OFFSETS_PROPERTY))
+    """Offsets the job committed last to table `name` ({} before the first commit)."""
+    return decode_offsets(committed_summary(spark, name).get(OFFSETS_PROPERTY))
 
 
 def _thread_local(spark: SparkSession) -> Any:

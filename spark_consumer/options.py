@@ -6,8 +6,13 @@ Bad arguments raise `UsageError` with one line naming the argument; the job exit
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+
+KAFKA_CONFIG_ENV = "GTIDMARK_KAFKA_CONFIG"
 
 
 class UsageError(Exception):
@@ -41,6 +46,8 @@ class JobOptions:
     spark_conf: dict[str, str] = field(default_factory=dict)
     kafka_conf: dict[str, str] = field(default_factory=dict)
     log_level: str = "INFO"
+    restart_topics: frozenset[str] = frozenset()
+    decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def kafka_settings(self) -> dict[str, str]:
         """librdkafka settings for the planner and the reader tasks."""
@@ -57,6 +64,48 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
+def read_kafka_config(path: str, flag: str) -> dict[str, str]:
+    """librdkafka settings from a file: a JSON object, or Java properties (key=value lines)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot read {path} ({exc.strerror})") from None
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{flag}: {path} is not valid JSON (line {exc.lineno})") from None
+        if not isinstance(doc, dict):
+            raise UsageError(f"{flag}: {path} must hold a JSON object of settings")
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in doc.items()}
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag}: {path} line {number}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _decimal_hints(values: list[str]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for item in values:
+        match = re.fullmatch(r"(.+)=(\d+),(\d+)", item)
+        if match is None or match.group(1).count(".") < 2:
+            raise UsageError(f"--decimal-column: expected DB.TABLE.COLUMN=PRECISION,SCALE, "
+                             f"got {item!r}")
+        precision, scale = int(match.group(2)), int(match.group(3))
+        if not 1 <= precision <= 38 or scale > precision:
+            raise UsageError(f"--decimal-column: {item!r}: need 1 <= precision <= 38 and "
+                             f"scale <= precision")
+        out[match.group(1)] = (precision, scale)
+    return out
+
+
 def _csv(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split(",") if p.strip()]
 
@@ -70,7 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--topic-pattern", help="regex of topics to read (full match)")
     p.add_argument("--bootstrap-servers", required=True, help="Kafka bootstrap servers")
     p.add_argument("--kafka-conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra librdkafka setting (TLS/SASL), repeatable")
+                   help="extra librdkafka setting, repeatable (visible in ps: put secrets in "
+                   "--kafka-config)")
+    p.add_argument("--kafka-config", metavar="FILE",
+                   help="librdkafka settings (TLS/SASL secrets) from a properties or JSON "
+                   f"file; default: the file named by ${KAFKA_CONFIG_ENV}")
+    p.add_argument("--restart-topics", metavar="TOPICS",
+                   help="comma-separated topics that were recreated: read them from their "
+                   "beginning instead of stopping")
+    p.add_argument("--decimal-column", action="append", default=[],
+                   metavar="DB.TABLE.COLUMN=P,S",
+                   help="schemaless JSON: this column is a precise DECIMAL(P,S) (base64), "
+                   "repeatable")
     p.add_argument("--warehouse", default="./spark-warehouse",
                    help="warehouse path of the Hadoop catalog (default ./spark-warehouse)")
     p.add_argument("--catalog-name", default="gtidmark", help="Spark catalog name")
@@ -126,4 +186,17 @@ def parse_options(argv: list[str]) -> JobOptions:
         once=args.once, trigger_interval=args.trigger_interval, dead_letter=args.dead_letter,
         jars=_csv(args.jars), packages=_csv(args.packages), local_jars=not args.no_local_jars,
         master=args.master, spark_conf=_pairs(args.spark_conf, "--spark-conf"),
-        kafka_conf=_pairs(args.kafka_conf, "--kafka-conf"), log_level=args.log_level)
+        kafka_conf=_kafka_conf(args), log_level=args.log_level,
+        restart_topics=frozenset(_csv(args.restart_topics)),
+        decimal_columns=_decimal_hints(args.decimal_column))
+
+
+def _kafka_conf(args: argparse.Namespace) -> dict[str, str]:
+    """--kafka-config file (or $GTIDMARK_KAFKA_CONFIG) first, --kafka-conf pairs over it."""
+    conf: dict[str, str] = {}
+    if args.kafka_config:
+        conf = read_kafka_config(args.kafka_config, "--kafka-config")
+    elif os.environ.get(KAFKA_CONFIG_ENV):
+        conf = read_kafka_config(os.environ[KAFKA_CONFIG_ENV], KAFKA_CONFIG_ENV)
+    conf.update(_pairs(args.kafka_conf, "--kafka-conf"))
+    return conf

@@ -11,7 +11,8 @@ import re
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,41 @@ def partitions_of(conf: dict[str, str], topics: list[str],
             else:
                 result[topic] = sorted(meta.partitions)
         return result
+    finally:
+        consumer.close()
+
+
+NO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # the null UUID: the broker does not give topic ids
+
+
+def topic_ids(conf: dict[str, str], topics: list[str], timeout: float = 10.0) -> dict[str, str]:
+    """Kafka topic ids (they change when a topic is deleted and created again); {} if unknown."""
+    if not topics:
+        return {}
+    admin = AdminClient(dict(conf))
+    out: dict[str, str] = {}
+    try:
+        futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout)
+    except (KafkaException, NotImplementedError, TypeError) as exc:
+        log.debug("describe_topics not available: %s", exc)
+        return {}
+    for topic, future in futures.items():
+        try:
+            description = future.result(timeout)
+        except KafkaException:
+            continue
+        ident = str(getattr(description, "topic_id", None) or "")
+        if ident and ident != NO_TOPIC_ID:
+            out[topic] = ident
+    return out
+
+
+def low_watermarks(conf: dict[str, str], tps: list[TP], timeout: float = 10.0) -> dict[TP, int]:
+    """The first offset still stored in each partition (retention moves it forward)."""
+    consumer = _consumer(conf, eof=False)
+    try:
+        return {tp: int(consumer.get_watermark_offsets(TopicPartition(*tp), timeout=timeout)[0])
+                for tp in tps}
     finally:
         consumer.close()
 

@@ -15,6 +15,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from spark_consumer.dbztypes import PLAIN, ColumnSpec
+from spark_consumer.evolution import promoted_type
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,15 @@ TABLE_PROPERTIES = {
 
 def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def literal(text: str) -> str:
+    """A Spark SQL string literal holding exactly `text` (source names may contain quotes)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def tblproperties(props: dict[str, str]) -> str:
+    return ", ".join(f"{literal(k)}={literal(v)}" for k, v in props.items())
 
 
 @dataclass(frozen=True)
@@ -87,14 +97,21 @@ def load_table(spark: SparkSession, ref: TableRef) -> TableState | None:
     except AnalysisException:
         return None
     conversions = json.loads(props.get(CONVERSIONS_PROPERTY, "{}"))
-    columns = [ColumnSpec(f.name, f.dataType.simpleString(), conversions.get(f.name, PLAIN))
+    columns = [_spec(f.name, f.dataType.simpleString(), conversions.get(f.name, PLAIN))
                for f in schema.fields]
     return TableState(ref, columns, json.loads(props.get(KEY_PROPERTY, "[]")))
 
 
+def _spec(name: str, spark_type: str, conversion: str) -> ColumnSpec:
+    kind, _, scale = conversion.partition(":")
+    return ColumnSpec(name, spark_type, kind, scale=int(scale) if scale else None)
+
+
 def _conversions(columns: Iterable[ColumnSpec]) -> str:
-    return json.dumps({c.name: c.conversion for c in columns if c.conversion != PLAIN},
-                      sort_keys=True)
+    """name -> conversion (`decimal_b64:<scale>` where the column type does not say the scale)."""
+    return json.dumps({c.name: c.conversion if c.scale is None or c.spark_type != "string"
+                       else f"{c.conversion}:{c.scale}"
+                       for c in columns if c.conversion != PLAIN}, sort_keys=True)
 
 
 def create_table(spark: SparkSession, ref: TableRef, columns: list[ColumnSpec],
@@ -105,9 +122,8 @@ def create_table(spark: SparkSession, ref: TableRef, columns: list[ColumnSpec],
     props = dict(TABLE_PROPERTIES)
     props[KEY_PROPERTY] = json.dumps(key_columns)
     props[CONVERSIONS_PROPERTY] = _conversions(columns)
-    tblprops = ", ".join(f"'{k}'='{v}'" for k, v in props.items())
     spark.sql(f"CREATE TABLE IF NOT EXISTS {ref.sql} ({cols}) USING iceberg "
-              f"TBLPROPERTIES ({tblprops})")
+              f"TBLPROPERTIES ({tblproperties(props)})")
     log.info("created table %s (%s) key %s", ref, cols, key_columns)
     state = load_table(spark, ref)
     assert state is not None
@@ -119,7 +135,30 @@ def add_columns(spark: SparkSession, state: TableState, new: list[ColumnSpec]) -
     cols = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in new)
     spark.sql(f"ALTER TABLE {state.ref.sql} ADD COLUMNS ({cols})")
     merged = state.columns + new
-    spark.sql(f"ALTER TABLE {state.ref.sql} SET TBLPROPERTIES "
-              f"('{CONVERSIONS_PROPERTY}'='{_conversions(merged)}')")
+    props = tblproperties({CONVERSIONS_PROPERTY: _conversions(merged)})
+    spark.sql(f"ALTER TABLE {state.ref.sql} SET TBLPROPERTIES ({props})")
     log.info("table %s: added columns %s", state.ref, cols)
     return TableState(state.ref, merged, state.key_columns)
+
+
+def promote_columns(spark: SparkSession, state: TableState,
+                    specs: Iterable[ColumnSpec]) -> TableState:
+    """ALTER COLUMN ... TYPE for columns the events widened (TypeChangeError if impossible)."""
+    columns = state.by_name()
+    changed = False
+    for spec in specs:
+        current = columns.get(spec.name)
+        if current is None:
+            continue
+        wider = promoted_type(str(state.ref), spec.name, current.spark_type, spec.spark_type)
+        if wider is None:
+            continue
+        spark.sql(f"ALTER TABLE {state.ref.sql} ALTER COLUMN {quote(spec.name)} TYPE {wider}")
+        log.info("table %s: column %s widened from %s to %s", state.ref, spec.name,
+                 current.spark_type, wider)
+        columns[spec.name] = ColumnSpec(spec.name, wider, current.conversion, current.optional,
+                                        current.scale)
+        changed = True
+    if not changed:
+        return state
+    return TableState(state.ref, [columns[c.name] for c in state.columns], state.key_columns)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.connector_tools import ConnectorProcess
+from tests.debezium_runner import DEBEZIUM_SERVER_VERSION
 from tests.services import Broker, MariaDbPair, ServiceError
 
 _counter = itertools.count(1)
@@ -23,11 +26,15 @@ def _start_or_fail(service: MariaDbPair | Broker, what: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def services_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def services_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # Short paths: a unix socket path must stay under ~100 bytes.
     base = Path(os.environ.get("GTIDMARK_TEST_DIR", "/tmp")) / f"gm-{os.getpid()}"
     base.mkdir(parents=True, exist_ok=True)
-    return base
+    yield base
+    # The services are stopped by now (their fixtures depend on this one): drop the data
+    # directories (about 800 MB a session), keep the logs for a failed run to read.
+    for data in base.glob("*/data"):
+        shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +43,22 @@ def mariadb(services_dir: Path) -> Iterator[MariaDbPair]:
     _start_or_fail(pair, "MariaDB primary + replica")
     yield pair
     pair.stop()
+
+
+@pytest.fixture(scope="session")
+def dbz_mariadb(mariadb: MariaDbPair) -> Iterator[MariaDbPair]:
+    """The session primary with a third read-only replica that reports MySQL 5.7.19.
+
+    Debezium's MySQL connector refuses MariaDB's version string; conformance tests run it
+    and gtidmark on this same replica.
+    """
+    try:
+        pair = mariadb.another_replica("dbzreplica", server_id=3,
+                                       version=DEBEZIUM_SERVER_VERSION)
+    except (ServiceError, OSError) as exc:
+        pytest.fail(f"MariaDB replica for Debezium could not start: {exc}", pytrace=False)
+    yield pair
+    pair.replica.stop()
 
 
 @pytest.fixture(scope="session")
@@ -52,3 +75,12 @@ def unique_name(request: pytest.FixtureRequest) -> str:
     """A short name unique in this session: a database name and a topic prefix for one test."""
     stem = "".join(ch for ch in request.node.name.lower() if ch.isalnum())[:20]
     return f"t{next(_counter)}_{stem}"
+
+
+@pytest.fixture
+def connector() -> Iterator[list[ConnectorProcess]]:
+    """`gtidmark run` processes a test starts; each is stopped at the end whatever happened."""
+    started: list[ConnectorProcess] = []
+    yield started
+    for proc in started:
+        proc.ensure_stopped()

@@ -49,6 +49,7 @@ class ConnectorProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.log_offset = 0
+        self.cli_options: list[str] = []  # before the subcommand, e.g. --log-level DEBUG
 
     def start(self) -> None:
         self.starts += 1
@@ -58,7 +59,7 @@ class ConnectorProcess:
             out.write(f"--- start {self.starts} ---\n".encode())
             out.flush()
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "connector.cli", "run", "--config",
+                [sys.executable, "-m", "connector.cli", *self.cli_options, "run", "--config",
                  str(self.config_path)], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
 
     def log(self) -> str:

@@ -71,6 +71,8 @@ class MariaDb:
     base: Path
     server_id: int
     replica: bool = False
+    # Reported server version; Debezium's MySQL connector refuses MariaDB's own string.
+    version: str | None = None
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -113,6 +115,8 @@ class MariaDb:
         ]
         if self.replica:
             args += ["--log-slave-updates=ON", "--read-only=ON", "--skip-slave-start"]
+        if self.version:
+            args.append(f"--version={self.version}")
         return args
 
     def start(self) -> None:
@@ -179,7 +183,10 @@ class MariaDbPair:
         p.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'%'")
         p.execute(f"CREATE USER IF NOT EXISTS '{CDC_USER}'@'%' IDENTIFIED BY '{CDC_PASSWORD}'")
         p.execute(f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{CDC_USER}'@'%'")
-        r = self.replica
+        self._follow()
+
+    def _follow(self) -> None:
+        p, r = self.primary, self.replica
         r.execute("STOP SLAVE")
         r.execute(
             f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={p.port}, "
@@ -192,6 +199,14 @@ class MariaDbPair:
     def stop(self) -> None:
         self.replica.stop()
         self.primary.stop()
+
+    def another_replica(self, name: str, server_id: int, version: str | None = None) -> MariaDbPair:
+        """Start one more read-only replica of this primary (stop it with `.replica.stop()`)."""
+        pair = MariaDbPair(self.primary, MariaDb(name, self.primary.base, server_id=server_id,
+                                                 replica=True, version=version))
+        pair.replica.start()
+        pair._follow()
+        return pair
 
     def restart_replica(self) -> None:
         """Stop and start the replica process (its replication resumes from slave_pos)."""

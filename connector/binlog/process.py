@@ -65,7 +65,8 @@ class _Sender:
         new: list[tuple[int, TableSchema]] = []
         wire = [(tx.gtid.domain, tx.gtid.server_id, tx.gtid.seq, tx.file, tx.begin_pos,
                  tx.end_pos, tx.ts_sec, tx.server_id, tx.thread, tx.db, tx.ddl,
-                 [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes])
+                 [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes],
+                 tx.statement, tx.hold, tx.piece, tx.partial)
                 for tx in batch]
         if new:
             self._conn.send(("schemas", new))
@@ -74,11 +75,12 @@ class _Sender:
 
 def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Transaction:
     (domain, server, seq, file, begin, end, ts_sec, server_id, thread, db, ddl,
-     changes) = wire
+     changes, statement, hold, piece, partial) = wire
     return Transaction(gtid=MariaGtid(domain, server, seq), file=file, begin_pos=begin,
                        end_pos=end, ts_sec=ts_sec, server_id=server_id, thread=thread, db=db,
                        ddl=ddl, changes=[RowsChange(schemas[n], op, rows, pos)
-                                         for n, op, rows, pos in changes])
+                                         for n, op, rows, pos in changes],
+                       statement=statement, hold=hold, piece=piece, partial=partial)
 
 
 def _child_main(fd: int) -> None:
@@ -154,8 +156,11 @@ class ReaderProcess:
     def stop(self) -> None:
         self._stopping.set()
         if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()  # the child's watcher sees the end close and exits
+            # Shut the socket down before closing it: the feeder thread, blocked reading,
+            # sees the end instead of a handle closed under it; the child sees it and exits.
+            with contextlib.suppress(OSError), socket.fromfd(
+                    self._conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
         if self._process is not None:
             try:
                 self._process.wait(5)
@@ -164,6 +169,9 @@ class ReaderProcess:
                 self._process.wait(5)
         if self._feeder.is_alive():
             self._feeder.join(5)
+        if self._conn is not None:
+            with contextlib.suppress(OSError):
+                self._conn.close()
 
     def _feed(self) -> None:
         assert self._conn is not None and self._process is not None
@@ -176,7 +184,7 @@ class ReaderProcess:
                         self._out.put(tx, tx.row_count + 1, self._stopping)
                 elif not self._handle(message):
                     return
-        except (EOFError, OSError):
+        except (EOFError, OSError, TypeError):  # TypeError: stop() closed the pipe mid-read
             if self._stopping.is_set():
                 return
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -45,3 +45,13 @@ class ChangeQueue(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    @property
+    def capacity(self) -> int:
+        """Rows the queue holds before the reader blocks."""
+        return self._max_rows
+
+    @property
+    def remaining(self) -> int:
+        """Rows the reader may still hand over before it blocks."""
+        return max(0, self._max_rows - self._rows)

@@ -1,16 +1,18 @@
-"""The binlog reader: a thread that turns the replica's binlog into whole transactions.
+"""The binlog reader: a thread that turns the replica's binlog into transactions.
 
 mysql-replication decodes events; this module owns connection and position. It reconnects
 on its own terms (from the GTID position after the last complete transaction it handed
 over), because the library's own reconnect replays from its original start position.
-Only complete transactions are queued, so a reconnect mid-transaction loses and repeats
-nothing.
+A large transaction is handed over in pieces of `PIECE_ROWS` rows; after a reconnect in
+its middle the rows already handed over are skipped, so nothing is lost or repeated.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from pymysqlreplication.event import (
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
+    XAPrepareEvent,
     XidEvent,
 )
 from pymysqlreplication.row_event import (
@@ -33,6 +36,8 @@ from pymysqlreplication.row_event import (
 )
 
 from connector.binlog.queue import ChangeQueue
+from connector.binlog.statements import is_dml
+from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import TableSchema, schema_from_table_map
@@ -46,6 +51,11 @@ binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
+HEARTBEAT_SECONDS = 1.0  # the server sends a heartbeat this often when it has nothing else
+# No byte for this long (ten missed heartbeats) means a half-open connection: reopen it.
+READ_TIMEOUT_SECONDS = float(os.environ.get("GTIDMARK_BINLOG_READ_TIMEOUT", "10"))
+PIECE_ROWS = int(os.environ.get("GTIDMARK_PIECE_ROWS", "5000"))  # rows per handed-over piece
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
 Op = Literal["c", "u", "d"]
 
@@ -74,6 +84,10 @@ class Transaction:
     db: str | None = None
     ddl: str | None = None
     changes: list[RowsChange] = field(default_factory=list)
+    statement: str | None = None  # a statement-logged DML (no row images) in this transaction
+    hold: str | None = None  # offsets position while an XA is open (its start), else None
+    piece: int = 0  # pieces of one large transaction are numbered from 0
+    partial: bool = False  # more pieces of this transaction follow
 
     @property
     def row_count(self) -> int:
@@ -96,6 +110,11 @@ class BinlogReader(threading.Thread):
         self.file = ""
         self.connected = threading.Event()
         self.reconnects = 0
+        self._xa = OpenXa()
+        # A large transaction handed over in pieces: what a reconnect must not repeat.
+        self._partial_gtid: MariaGtid | None = None
+        self._handed_rows = 0
+        self._handed_pieces = 0
 
     def stop(self) -> None:
         self._stopping.set()
@@ -111,6 +130,9 @@ class BinlogReader(threading.Thread):
             except (pymysql.err.OperationalError, pymysql.err.InterfaceError, OSError,
                     EOFError, AttributeError, struct_error()) as exc:
                 if self._stopping.is_set():
+                    return
+                if _error_code(exc) == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+                    self._out.fail(self._refused(exc))
                     return
                 now = time.monotonic()
                 failing_since = failing_since or now
@@ -134,26 +156,38 @@ class BinlogReader(threading.Thread):
             finally:
                 self._close_stream()
 
+    def _refused(self, exc: BaseException) -> str:
+        """One line for error 1236: no reconnect can fix a position the server cannot serve."""
+        reason = _one_line(exc)
+        if "purged" in reason.lower() or "could not find" in reason.lower():
+            return (f"the replica no longer has the binlog for GTID {self.position}, re-snapshot "
+                    "with fresh offsets (a new offset.storage.topic or connector name) and "
+                    f"snapshot.mode=initial (server: {reason})")
+        return f"the replica refused to stream from GTID {self.position}: {reason}"
+
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
         _close_quietly(stream)
 
     def _open(self) -> BinLogStreamReader:
         return BinLogStreamReader(
-            connection_settings=self._mysql,
+            connection_settings={**self._mysql, "read_timeout": READ_TIMEOUT_SECONDS},
             server_id=self._server_id,
             is_mariadb=True,
             auto_position=str(self.position),
             blocking=True,
             resume_stream=True,
-            slave_heartbeat=1.0,
+            slave_heartbeat=HEARTBEAT_SECONDS,
             only_events=[MariadbGtidEvent, QueryEvent, XidEvent, TableMapEvent, WriteRowsEvent,
-                         UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent],
+                         UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent,
+                         XAPrepareEvent],
         )
 
     def _stream_once(self) -> None:
         stream = self._stream = self._open()
         tx: Transaction | None = None
+        xa_group = False
+        skip_rows = 0  # rows of this transaction handed over before a reconnect
         schemas: dict[int, TableSchema] = {}
         for event in stream:
             if not self.connected.is_set():
@@ -167,13 +201,15 @@ class BinlogReader(threading.Thread):
             if isinstance(event, MariadbGtidEvent):
                 # A new GTID while one is open means the library reconnected mid-transaction:
                 # the open one is replayed from its start, so drop the partial copy.
-                tx = Transaction(gtid=MariaGtid(event.domain_id, event.server_id,
-                                                event.gtid_seq_no),
-                                 file=self.file, begin_pos=event.packet.log_pos,
+                gtid = MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no)
+                tx = Transaction(gtid=gtid, file=self.file, begin_pos=event.packet.log_pos,
                                  end_pos=event.packet.log_pos, ts_sec=event.timestamp,
                                  server_id=event.server_id)
-                standalone = bool(event.flags & FL_STANDALONE)
-                if standalone:
+                resumed = gtid == self._partial_gtid
+                skip_rows = self._handed_rows if resumed else 0
+                tx.piece = self._handed_pieces if resumed else 0
+                xa_group = bool(event.flags & FL_PREPARED_XA)
+                if event.flags & (FL_STANDALONE | FL_COMPLETED_XA):
                     tx.ddl = ""  # the next query event is the statement and ends it
                 continue
             if tx is None:
@@ -185,24 +221,71 @@ class BinlogReader(threading.Thread):
                 table = schemas.get(event.table_id)
                 if table is None:
                     continue
-                tx.changes.append(_rows_change(event, table))
+                change = _rows_change(event, table)
+                if skip_rows:
+                    dropped = min(skip_rows, len(change.rows))
+                    change.rows, skip_rows = change.rows[dropped:], skip_rows - dropped
+                    if not change.rows:
+                        continue
+                tx.changes.append(change)
+                if not xa_group and tx.row_count >= PIECE_ROWS:
+                    self._hand_piece(tx)
                 continue
-            if isinstance(event, QueryEvent):
+            if isinstance(event, XAPrepareEvent):
+                if not event.one_phase:
+                    xid = (event.xid_format_id, event.xid_gtrid, event.xid_bqual)
+                    self._xa.prepare(xid, self.position, tx.changes)
+                    tx.changes = []
+            elif isinstance(event, QueryEvent):
                 query = _decode(event.query)
                 tx.thread = event.slave_proxy_id
                 tx.db = _decode(event.schema) or None
-                if tx.ddl is None and query.upper() in ("BEGIN", "XA START"):
-                    continue
-                if tx.ddl is None and query.upper() != "COMMIT":
-                    continue  # a statement-based event inside a transaction: not captured
-                if tx.ddl is not None:
-                    tx.ddl = query
+                if tx.ddl is None:
+                    if query.upper() in ("BEGIN", "XA START"):
+                        continue
+                    if query.upper() != "COMMIT":
+                        if tx.statement is None and is_dml(query):
+                            tx.statement = query
+                        continue
+                else:
+                    self._statement_group(tx, query)
             elif not isinstance(event, XidEvent):
                 continue
             tx.end_pos = event.packet.log_pos
             self.position = self.position.advance(tx.gtid)
+            tx.hold = self._xa.hold()
+            self._partial_gtid, self._handed_rows, self._handed_pieces = None, 0, 0
             self._out.put(tx, tx.row_count + 1, self._stopping)
             tx = None
+
+    def _statement_group(self, tx: Transaction, query: str) -> None:
+        """A one-statement group: DDL, XA COMMIT/ROLLBACK, or a statement-logged DML."""
+        xa = parse_xa_end(query)
+        if xa is not None:
+            tx.ddl = None
+            verb, xid = xa
+            held = self._xa.complete(xid)
+            if verb == "COMMIT" and held is None:
+                log.warning("XA COMMIT at GTID %s of an XA prepared before the start position: "
+                            "its rows are not in the stream (re-snapshot its tables)", tx.gtid)
+            elif verb == "COMMIT" and held is not None:
+                tx.changes = held
+        elif is_dml(query):
+            tx.ddl, tx.statement = None, query
+        else:
+            tx.ddl = query
+
+    def _hand_piece(self, tx: Transaction) -> None:
+        """Hand over the rows read so far of a large transaction; its end comes later."""
+        piece = Transaction(gtid=tx.gtid, file=tx.file, begin_pos=tx.begin_pos,
+                            end_pos=tx.begin_pos, ts_sec=tx.ts_sec, server_id=tx.server_id,
+                            thread=tx.thread, db=tx.db, changes=tx.changes, piece=tx.piece,
+                            partial=True)
+        self._out.put(piece, piece.row_count, self._stopping)
+        self._partial_gtid = tx.gtid
+        self._handed_rows += piece.row_count
+        self._handed_pieces = tx.piece + 1
+        tx.changes, tx.piece = [], tx.piece + 1
 
 
 _schema_cache: dict[tuple[Any, ...], TableSchema] = {}
@@ -223,14 +306,44 @@ def _image(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return restore_empty_sets(values, none_sources) if none_sources else values
 
 
+_MICROSECOND = dt.timedelta(microseconds=1)
+_fractional_times: dict[int, tuple[str, ...]] = {}  # id(TableSchema): cached schemas live on
+
+
+def negative_time(value: dt.timedelta) -> dt.timedelta:
+    """python-mysql-replication 1.0.17 decodes a negative TIME(n) with a fraction as
+    -(s + (1 - f)); the stored value is -(s + f) (measured against SELECT)."""
+    if value >= dt.timedelta(0):
+        return value
+    whole, fraction = divmod(-value // _MICROSECOND, 1_000_000)
+    if not fraction:
+        return value
+    return -dt.timedelta(seconds=whole, microseconds=1_000_000 - fraction)
+
+
+def _fix_times(rows: list[dict[str, Any]], names: tuple[str, ...]) -> None:
+    for row in rows:
+        for name in names:
+            value = row.get(name)
+            if isinstance(value, dt.timedelta):
+                row[name] = negative_time(value)
+
+
 def _rows_change(event: Any, table: TableSchema) -> RowsChange:
-    pos = event.packet.log_pos
-    if isinstance(event, WriteRowsEvent):
-        return RowsChange(table, "c", [_image(row) for row in event.rows], pos)
-    if isinstance(event, DeleteRowsEvent):
-        return RowsChange(table, "d", [_image(row) for row in event.rows], pos)
-    return RowsChange(table, "u", [(_image(row, "before_"), _image(row, "after_"))
-                                   for row in event.rows], pos)
+    pos = event.packet.log_pos - event.packet.event_size  # the rows event start (source.pos)
+    times = _fractional_times.get(id(table))
+    if times is None:
+        times = _fractional_times[id(table)] = tuple(
+            c.name for c in table.columns if c.type_name == "time" and (c.scale or 0) > 0)
+    if isinstance(event, WriteRowsEvent | DeleteRowsEvent):
+        rows = [_image(row) for row in event.rows]
+        if times:
+            _fix_times(rows, times)
+        return RowsChange(table, "c" if isinstance(event, WriteRowsEvent) else "d", rows, pos)
+    pairs = [(_image(row, "before_"), _image(row, "after_")) for row in event.rows]
+    if times:
+        _fix_times([image for pair in pairs for image in pair], times)
+    return RowsChange(table, "u", pairs, pos)
 
 
 def _close_quietly(stream: BinLogStreamReader | None) -> None:
@@ -244,6 +357,11 @@ def _decode(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value or "")
+
+
+def _error_code(exc: BaseException) -> int | None:
+    code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else None
+    return code if isinstance(code, int) else None
 
 
 def _one_line(exc: BaseException) -> str:

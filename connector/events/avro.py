@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 _PRIMITIVES = {
-    "int8": "int", "int16": "int", "int32": "int", "int64": "long", "float32": "float",
-    "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes",
+    "int8": "int", "int16": "int", "int32": "int", "int64": "long", "float": "float",
+    "double": "double", "float32": "float", "float64": "double", "boolean": "boolean", "string": "string", "bytes": "bytes",
 }
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
@@ -30,7 +30,7 @@ def _connect_props(schema: dict[str, Any], out: dict[str, Any], with_name: bool)
     if "parameters" in schema:
         out["connect.parameters"] = dict(schema["parameters"])
     if "default" in schema:
-        out["connect.default"] = schema["default"]
+        out["connect.default"] = _json_default(schema["default"])
     if with_name and "name" in schema:
         out["connect.name"] = schema["name"]
 
@@ -47,7 +47,7 @@ def _convert(schema: dict[str, Any], seen: set[str]) -> Any:
         if namespace:
             record["namespace"] = namespace
         record["fields"] = [_field(f, seen) for f in schema["fields"]]
-        _connect_props(schema, record, with_name=False)
+        _connect_props(schema, record, with_name=True)
         return record
     if kind == "array":
         return {"type": "array", "items": _optional(schema["items"], seen)}
@@ -75,12 +75,17 @@ def _optional(schema: dict[str, Any], seen: set[str]) -> Any:
     return ["null", base]
 
 
+def _json_default(value: Any) -> Any:
+    """Avro writes a bytes default as a string of code points 0-255 (the spec's rule)."""
+    return value.decode("latin-1") if isinstance(value, bytes | bytearray) else value
+
+
 def _field(schema: dict[str, Any], seen: set[str]) -> dict[str, Any]:
     field: dict[str, Any] = {"name": schema["field"], "type": _optional(schema, seen)}
     if schema.get("optional"):
-        field["default"] = schema.get("default")
+        field["default"] = _json_default(schema.get("default"))
     elif "default" in schema:
-        field["default"] = schema["default"]
+        field["default"] = _json_default(schema["default"])
     return field
 
 

@@ -169,7 +169,7 @@ def registry_lookup(url: str) -> SchemaIdLookup:
     client = SchemaRegistryClient({"url": url})
 
     def lookup(subject: str, schema_json: str) -> int:
-        return int(client.register_schema(subject, Schema(schema_json, "AVRO")))  # type: ignore[call-arg]
+        return int(client.register_schema(subject, Schema(schema_json, "AVRO")))
     return lookup
 
 

@@ -48,13 +48,23 @@ class SourceInfo:
     snapshot: str = "false"  # "false" | "incremental" | "true" | "last"
 
 
+SNAPSHOT_VALUES = "true,first,first_in_data_collection,last_in_data_collection,last,false," \
+    "incremental"
+_INVALID_TOPIC_CHARS = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def topic_name(*parts: str) -> str:
+    """Debezium's topic naming: parts joined by '.', any other invalid character as '_'."""
+    return _INVALID_TOPIC_CHARS.sub("_", ".".join(parts))
+
+
 def _f(type_: str, field: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
     return {"type": type_, "optional": optional, **extra, "field": field}
 
 
 def source_schema(connector: str) -> dict[str, Any]:
     snapshot = _f("string", "snapshot", True, name="io.debezium.data.Enum", version=1,
-                  parameters={"allowed": "true,last,false,incremental"}, default="false")
+                  parameters={"allowed": SNAPSHOT_VALUES}, default="false")
     return {
         "type": "struct",
         "fields": [
@@ -67,6 +77,7 @@ def source_schema(connector: str) -> dict[str, Any]:
         ],
         "optional": False,
         "name": f"io.debezium.connector.{connector}.Source",
+        "version": 1,
     }
 
 
@@ -144,7 +155,7 @@ class TableEncoder:
     def __init__(self, config: ConnectorConfig, codecs: CodecFactory, source: _SourceStruct,
                  schema: TableSchema, key_columns: tuple[str, ...]) -> None:
         prefix = config.topic_prefix
-        self.topic = f"{prefix}.{schema.db}.{schema.table}"
+        self.topic = topic_name(prefix, schema.db, schema.table)
         self.schema = schema
         self.key_columns = key_columns
         excluded = [re.compile(p, re.IGNORECASE) for p in config.column_exclude_list]
@@ -261,8 +272,12 @@ TX_VALUE = {
 class EventEncoder:
     """Entry point: one per connector; hands out cached `TableEncoder`s."""
 
-    def __init__(self, config: ConnectorConfig, schema_ids: SchemaIdLookup | None = None) -> None:
+    def __init__(self, config: ConnectorConfig, schema_ids: SchemaIdLookup | None = None,
+                 enrich: Callable[[TableSchema], TableSchema] | None = None) -> None:
         self.config = config
+        # Adds what the binlog lacks (column DEFAULTs...) to a new table version; off the hot
+        # path: called once per version.
+        self._enrich = enrich
         self._codecs = CodecFactory(config, schema_ids)
         self._source = _SourceStruct(config.flavour, config.topic_prefix)
         self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}
@@ -301,12 +316,18 @@ class EventEncoder:
         encoder = self._tables.get(cache_key)
         if encoder is None:
             keys = tuple(key_columns) if key_columns else schema.primary_key
-            encoder = TableEncoder(self.config, self._codecs, self._source, schema, keys)
+            full = schema if self._enrich is None else self._enrich(schema)
+            encoder = TableEncoder(self.config, self._codecs, self._source, full, keys)
             if len(self._tables) >= 4096:  # old schema versions after many DDLs
                 self._tables.clear()
             self._tables[cache_key] = encoder
         self._last = (schema, key_columns, encoder)
         return encoder
+
+    def forget(self, table_id: str) -> None:
+        """Drop the encoders of `table_id` after a DDL (a new DEFAULT keeps the row image)."""
+        self._tables = {k: v for k, v in self._tables.items() if k[0].id != table_id}
+        self._last = None
 
     def heartbeat(self, ts_ms: int) -> Record:
         key, value = self._hb

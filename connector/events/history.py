@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from connector.schema import Column, TableSchema
+from connector.binlog.declared import Declared, DeclaredTable, split_top
 
-# java.sql.Types codes Debezium's MySQL connector reports per type name.
+# java.sql.Types codes Debezium's MySQL connector reports per declared type (measured).
 JDBC_TYPES = {
-    "tinyint": -6, "smallint": 5, "mediumint": 4, "int": 4, "bigint": -5, "decimal": 3,
-    "float": 7, "double": 8, "bit": -7, "char": 1, "varchar": 12, "binary": -2,
-    "varbinary": -3, "tinytext": 12, "text": 12, "mediumtext": 12, "longtext": 12,
-    "tinyblob": -3, "blob": 2004, "mediumblob": 2004, "longblob": 2004, "date": 91,
-    "time": 92, "datetime": 93, "timestamp": 2014, "year": 4, "enum": 1, "set": 1,
-    "json": 1, "geometry": 1111,
+    "tinyint": 5, "smallint": 5, "mediumint": 4, "int": 4, "integer": 4, "bigint": -5,
+    "boolean": 16, "bool": 16, "decimal": 3, "numeric": 3, "float": 6, "double": 8,
+    "real": 7, "bit": -7, "char": 1, "varchar": 12, "binary": -2, "varbinary": -3,
+    "tinytext": 12, "text": 12, "mediumtext": 12, "longtext": 12, "tinyblob": 2004,
+    "blob": 2004, "mediumblob": 2004, "longblob": 2004, "date": 91, "time": 92,
+    "datetime": 93, "timestamp": 2014, "year": 4, "enum": 1, "set": 1,
 }
+_CHARSET_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext",
+                            "enum", "set"})
 
 
 def _s(type_: str, optional: bool = True, field: str | None = None) -> dict[str, Any]:
@@ -60,41 +63,74 @@ CHANGE_SCHEMA: dict[str, Any] = {
 }
 
 
-def _type_expression(col: Column) -> str:
-    name = col.type_name.upper()
-    if col.type_name == "decimal":
-        return f"{name}({col.precision},{col.scale})"
-    if col.values:
-        return name + "(" + ",".join("'" + v.replace("'", "''") + "'" for v in col.values) + ")"
-    if col.length is not None:
-        return f"{name}({col.length})"
-    if col.scale:
-        return f"{name}({col.scale})"
-    return name + (" UNSIGNED" if col.unsigned else "")
-
-
-def table_change(schema: TableSchema, change_type: str = "ALTER") -> dict[str, Any]:
-    """One `tableChanges` entry (type CREATE | ALTER | DROP) describing `schema`."""
-    columns = []
-    for position, col in enumerate(schema.columns, start=1):
-        length = col.precision if col.type_name == "decimal" else col.length
-        columns.append({
-            "name": col.name, "jdbcType": JDBC_TYPES.get(col.type_name, 1111),
-            "nativeType": None,
-            "typeName": col.type_name.upper() + (" UNSIGNED" if col.unsigned else ""),
-            "typeExpression": _type_expression(col), "charsetName": col.charset,
-            "length": length, "scale": col.scale, "position": position,
-            "optional": col.nullable, "autoIncremented": False, "generated": False,
-            "comment": None, "defaultValueExpression": None,
-            "enumValues": list(col.values) if col.values else None,
-        })
+def _column(position: int, name: str, col: Declared, table_charset: str | None
+            ) -> dict[str, Any]:
+    base = re.split(r"[\s(]", col.type_text, maxsplit=1)[0]
+    base = "boolean" if base == "bool" else base
+    type_name = base.upper() + (" UNSIGNED" if " unsigned" in col.type_text else "") + (
+        " ZEROFILL" if " zerofill" in col.type_text else "")
+    paren = re.search(r"\((.*)\)", col.type_text)
+    values = split_top(paren.group(1)) if paren and base in ("enum", "set") else []
+    numbers = [int(n) for n in re.findall(r"\d+", paren.group(1))] if paren and not values \
+        else []
+    length: int | None = numbers[0] if numbers else None
+    if base == "enum":
+        length = max((len(v.strip("'")) for v in values), default=0)
+    elif base == "set":
+        length = len(",".join(v.strip("'") for v in values))
     return {
-        "type": change_type,
-        "id": f'"{schema.db}"."{schema.table}"',
-        "table": None if change_type == "DROP" else {
-            "defaultCharsetName": next((c.charset for c in schema.columns if c.charset), None),
-            "primaryKeyColumnNames": list(schema.primary_key),
-            "columns": columns,
-            "comment": None,
-        },
+        "name": name, "jdbcType": JDBC_TYPES.get(base, 1111), "nativeType": None,
+        "typeName": type_name, "typeExpression": type_name,
+        "charsetName": (col.charset or table_charset) if base in _CHARSET_TYPES else None,
+        "length": length, "scale": numbers[1] if len(numbers) > 1 else None,
+        # Debezium's "generated" means auto-generated values (AUTO_INCREMENT), and comments
+        # are left out (include.schema.comments=false, its default).
+        "position": position, "optional": col.nullable, "autoIncremented": col.auto_increment,
+        "generated": col.auto_increment, "comment": None,
+        "defaultValueExpression": col.default_expression, "enumValues": values or None,
     }
+
+
+def table_change(change_type: str, db: str, table: str, declared: DeclaredTable | None,
+                 database_charset: str | None = None) -> dict[str, Any]:
+    """One `tableChanges` entry (CREATE | ALTER | DROP) as Debezium writes it, from the
+    table as its DDL declared it (`table` is null for DROP or a table never declared)."""
+    structure = None
+    if change_type != "DROP" and declared is not None:
+        charset = declared.charset or database_charset
+        structure = {
+            "defaultCharsetName": charset,
+            "primaryKeyColumnNames": list(declared.primary_key),
+            "columns": [_column(i, name, col, charset)
+                        for i, (name, col) in enumerate(declared.columns.items(), start=1)],
+            "comment": None,
+        }
+    return {"type": change_type, "id": f'"{db}"."{table}"', "table": structure}
+
+
+def history_change(change: dict[str, Any], previous_id: str | None = None) -> dict[str, Any]:
+    """A `tableChanges` entry as Debezium's schema history stores it (its JSON table-change
+    serializer: absent nulls, hasDefaultValue, attributes, the comment beside the table)."""
+    table = change.get("table")
+    if table is None:
+        return {"type": change["type"], "id": change["id"]}
+    columns = []
+    for col in table["columns"]:
+        doc = {k: col[k] for k in ("name", "jdbcType", "nativeType", "typeName",
+                                   "typeExpression", "charsetName", "length", "scale",
+                                   "position", "optional", "autoIncremented", "generated",
+                                   "comment")
+               if col[k] is not None or k in ("charsetName", "comment")}
+        expression = col["defaultValueExpression"]
+        doc["hasDefaultValue"] = expression is not None or (col["optional"] and
+                                                            not col["autoIncremented"])
+        if expression is not None:
+            doc["defaultValueExpression"] = expression
+        doc["enumValues"] = col["enumValues"] or []
+        columns.append(doc)
+    renamed = {} if previous_id is None else {"previousId": previous_id}
+    return {"type": change["type"], "id": change["id"], **renamed,
+            "table": {"defaultCharsetName": table["defaultCharsetName"],
+                      "primaryKeyColumnNames": table["primaryKeyColumnNames"],
+                      "columns": columns, "attributes": []},
+            "comment": table["comment"]}

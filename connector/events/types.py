@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any
 
+from connector.events.defaults import literal_value
 from connector.schema import Column
 
 Converter = Callable[[Any], Any]
@@ -26,6 +28,7 @@ _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 _EPOCH = dt.datetime(1970, 1, 1)
 _DEC = Context(prec=200)
 _BOOL_TRUE = frozenset({"1", b"\x01", 1})
+_F32 = struct.Struct("<f")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +98,20 @@ def _bigint_unsigned(value: int) -> int:
 
 
 def float32(value: Any) -> float:
-    """FLOAT as MariaDB's text protocol shows it (6 significant digits), for both sources."""
-    return float(f"{float(value):.6g}")
+    """FLOAT as Kafka's JsonConverter writes a Java float: the shortest decimal that reads
+    back as the same 32-bit float (123456.7 from the binlog; a SELECT's text is shorter)."""
+    exact = _F32.unpack(_F32.pack(float(value)))[0]
+    for digits in range(6, 10):
+        text = f"{exact:.{digits}g}"
+        if _F32.unpack(_F32.pack(float(text)))[0] == exact:
+            return float(text)
+    return float(exact)
+
+
+def float32_widened(value: Any) -> float:
+    """FLOAT(M,D) as Debezium sends it: the exact 32-bit value as a double."""
+    widened: float = _F32.unpack(_F32.pack(float(value)))[0]
+    return widened
 
 
 def _bit_int(value: Any) -> int:
@@ -209,8 +224,17 @@ def _string(value: Any) -> str:
 
 
 def _geometry(value: Any) -> dict[str, Any]:
+    """MySQL's internal geometry is a 4-byte SRID + WKB; Debezium writes SRID 0 as null."""
     raw = bytes(value.encode("latin-1") if isinstance(value, str) else value)
-    return {"wkb": raw[4:], "srid": int.from_bytes(raw[:4], "little")}
+    return {"wkb": raw[4:], "srid": int.from_bytes(raw[:4], "little") or None}
+
+
+def _point(value: Any) -> dict[str, Any]:
+    """io.debezium.data.geometry.Point: x and y read from the WKB, plus wkb and srid."""
+    shape = _geometry(value)
+    wkb = shape["wkb"]
+    x, y = struct.unpack_from("<dd" if wkb[:1] == b"\x01" else ">dd", wkb, 5)
+    return {"x": x, "y": y, **shape}
 
 
 # --- schema fragments -------------------------------------------------------------------------
@@ -231,6 +255,12 @@ GEOMETRY_FIELDS = [
     {"type": "bytes", "optional": False, "field": "wkb"},
     {"type": "int32", "optional": True, "field": "srid"},
 ]
+POINT_FIELDS = [
+    {"type": "double", "optional": False, "field": "x"},
+    {"type": "double", "optional": False, "field": "y"},
+    {"type": "bytes", "optional": True, "field": "wkb"},
+    {"type": "int32", "optional": True, "field": "srid"},
+]
 _INT_TYPES = {  # (type_name, unsigned) -> Connect type, as Debezium's binlog converters
     ("tinyint", False): "int16", ("tinyint", True): "int16",
     ("smallint", False): "int16", ("smallint", True): "int32",
@@ -244,7 +274,31 @@ BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob
 
 def field_mapping(column: Column, decimal_mode: str = "precise",
                   time_precision_mode: str = "adaptive_time_microseconds") -> FieldMapping:
-    """Schema, converter and NOT NULL fallback for one column (decided once, not per row)."""
+    """Schema (with the column's DEFAULT, as Debezium copies it), converter, NOT NULL fallback."""
+    mapping = _mapping(column, decimal_mode, time_precision_mode)
+    if column.default is None:
+        return mapping
+    value = default_value(column, mapping)
+    if value is None:
+        return mapping
+    return FieldMapping({**mapping.schema, "default": value}, mapping.convert, mapping.fallback)
+
+
+def default_value(column: Column, mapping: FieldMapping) -> Any:
+    """The event value of the column's DEFAULT; None for NULL or an expression Debezium
+    cannot evaluate either (CURRENT_TIMESTAMP on a TIMESTAMP gives the epoch, as there)."""
+    text = column.default
+    if text is None:
+        return None
+    if column.type_name == "timestamp" and text.lower().startswith("current_timestamp"):
+        return "1970-01-01T00:00:00Z"
+    value = literal_value(column)
+    if value is None:
+        return None
+    return value if mapping.convert is None else mapping.convert(value)
+
+
+def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> FieldMapping:
     opt = column.nullable
     t = column.type_name
     connect_mode = time_precision_mode == "connect"
@@ -255,19 +309,23 @@ def field_mapping(column: Column, decimal_mode: str = "precise",
     if (t, column.unsigned) in _INT_TYPES:
         conv = _bigint_unsigned if (t == "bigint" and column.unsigned) else None
         return make(_schema(_INT_TYPES[(t, column.unsigned)], opt), conv, 0)
+    if t == "boolean":  # declared BOOLEAN (stored as TINYINT(1))
+        return make(_schema("boolean", opt), bool, False)
     if t == "decimal":
         scale = column.scale or 0
         if decimal_mode == "string":
             return make(_schema("string", opt), _decimal_string(scale), "0")
         if decimal_mode == "double":
-            return make(_schema("float64", opt), _decimal_double, 0.0)
+            return make(_schema("double", opt), _decimal_double, 0.0)
         params = {"scale": str(scale), "connect.decimal.precision": str(column.precision or 10)}
         return make(_schema("bytes", opt, "org.apache.kafka.connect.data.Decimal", 1, params),
                     _decimal_precise(scale), b"\x00")
+    if t == "float" and column.scale is not None:  # FLOAT(M,D): the 32-bit value, widened
+        return make(_schema("double", opt), float32_widened, 0.0)
     if t == "float":
-        return make(_schema("float32", opt), float32, 0.0)
+        return make(_schema("float", opt), float32, 0.0)
     if t == "double":
-        return make(_schema("float64", opt), float, 0.0)
+        return make(_schema("double", opt), float, 0.0)
     if t == "bit":
         length = column.length or 1
         if length == 1:
@@ -312,6 +370,11 @@ def field_mapping(column: Column, decimal_mode: str = "precise",
         schema = {"type": "struct", "fields": GEOMETRY_FIELDS, "optional": opt,
                   "name": "io.debezium.data.geometry.Geometry", "version": 1, "doc": "Geometry"}
         return make(schema, _geometry, None)
+    if t == "point":
+        schema = {"type": "struct", "fields": POINT_FIELDS, "optional": opt,
+                  "name": "io.debezium.data.geometry.Point", "version": 1,
+                  "doc": "Geometry (POINT)"}
+        return make(schema, _point, None)
     raise ValueError(f"column {column.name!r}: unsupported type {t!r}")
 
 

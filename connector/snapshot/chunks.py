@@ -3,7 +3,8 @@
 Composite keys use the expanded predicate `(k1 > ?) OR (k1 = ? AND k2 > ?) ...` rather than
 a row comparison, which older MySQL/MariaDB optimizers do not turn into an index range.
 Every query comes with a parameter list (maybe empty): always pass it to `execute`, since
-`%` in names and conditions is escaped for pymysql's `%s` formatting.
+`%` in names is escaped for pymysql's `%s` formatting. A condition is a rendered
+`signals.filters.Filter`: SQL already in that form, and its literal parameters.
 """
 
 from __future__ import annotations
@@ -13,8 +14,19 @@ from typing import Any, Literal
 
 from connector.snapshot.window import Key
 
-__all__ = ["chunk_query", "count_estimate_query", "key_predicate", "max_key_query",
-           "quote_ident"]
+__all__ = ["Condition", "bounded", "chunk_query", "count_estimate_query", "key_predicate",
+           "max_key_query", "probe_query", "quote_ident"]
+
+Condition = tuple[str, list[Any]]
+
+
+def bounded(sql: str, flavour: Literal["mysql", "mariadb"], seconds: float) -> str:
+    """`sql` (a SELECT) with a server-side time limit: the server aborts it, not us."""
+    if not sql.startswith("SELECT "):
+        raise ValueError("only a SELECT can be bounded")
+    if flavour == "mariadb":
+        return f"SET STATEMENT max_statement_time={seconds:g} FOR {sql}"
+    return f"SELECT /*+ MAX_EXECUTION_TIME({int(seconds * 1000)}) */ {sql[len('SELECT '):]}"
 
 
 def quote_ident(name: str) -> str:
@@ -58,7 +70,7 @@ def key_predicate(key_columns: Sequence[str], bound: Key,
 
 
 def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | None,
-                condition: str | None, limit: int, upto: Key | None = None,
+                condition: Condition | None, limit: int, upto: Key | None = None,
                 ) -> tuple[str, list[Any]]:
     """The next chunk: rows with key > `after` (and <= `upto`), in key order, `limit` rows."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -75,7 +87,8 @@ def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | No
         where.append(f"({sql})")
         params += args
     if condition:
-        where.append(f"({_pct(condition)})")
+        where.append(f"({condition[0]})")
+        params += condition[1]
     query = f"SELECT * FROM {_table(db, table)}"
     if where:
         query += " WHERE " + " AND ".join(where)
@@ -84,14 +97,21 @@ def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | No
 
 
 def max_key_query(db: str, table: str, key_columns: Sequence[str],
-                  condition: str | None) -> tuple[str, list[Any]]:
+                  condition: Condition | None) -> tuple[str, list[Any]]:
     """The largest key now (where the snapshot of this table ends); no row if empty."""
     cols = _columns(key_columns)
     query = f"SELECT {', '.join(cols)} FROM {_table(db, table)}"
+    params: list[Any] = []
     if condition:
-        query += f" WHERE ({_pct(condition)})"
+        query += f" WHERE ({condition[0]})"
+        params = list(condition[1])
     query += " ORDER BY " + ", ".join(f"{c} DESC" for c in cols) + " LIMIT 1"
-    return query, []
+    return query, params
+
+
+def probe_query(db: str, table: str, condition: Condition) -> tuple[str, list[Any]]:
+    """A query the server plans but does not run (LIMIT 0): catches a filter it refuses."""
+    return f"SELECT 1 FROM {_table(db, table)} WHERE ({condition[0]}) LIMIT 0", list(condition[1])
 
 
 def count_estimate_query(db: str, table: str) -> tuple[str, list[Any]]:

@@ -25,12 +25,21 @@ from connector.events.envelope import EventEncoder, SourceInfo
 from connector.filters import TableFilter
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.kafka import TopicAdmin
-from connector.schema import TableSchema, schema_from_information_schema
+from connector.schema import TableSchema
 from connector.sink import Sink
-from connector.snapshot.chunks import chunk_query, max_key_query, quote_ident
+from connector.snapshot.chunks import Condition, bounded, chunk_query
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.requests import MAX_STATE_BYTES, plan_snapshot, state_size
+from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.tables import (
+    CHUNK_TIMEOUT_S,
+    TableSkipped,
+    condition_refused,
+    measure,
+    open_table,
+)
 from connector.snapshot.watermarks import read_high, read_low
-from connector.snapshot.window import ChunkWindow
+from connector.snapshot.window import ChunkWindow, Key
 from signals.channel import ReceivedSignal
 from signals.models import (
     ExecuteSnapshot,
@@ -38,13 +47,21 @@ from signals.models import (
     PauseSnapshot,
     ResumeSnapshot,
     SetThrottle,
+    Signal,
     StopSnapshot,
-    collection_matches,
 )
+from signals.patterns import MatchBudget, PatternTooSlow, collection_matches
 
 log = logging.getLogger("gtidmark.snapshot")
 
 PROGRESS_LOG_INTERVAL = 10.0
+# Explicit, so that no server-side mode changes quoting (ANSI_QUOTES, NO_BACKSLASH_ESCAPES)
+# or what a SELECT returns (PAD_CHAR_TO_FULL_LENGTH).
+SESSION_SQL_MODE = "NO_ENGINE_SUBSTITUTION"
+
+
+class SnapshotRefused(ValueError):
+    """A snapshot signal that cannot be acted on; the message is its one log line."""
 
 
 class SnapshotCoordinator:
@@ -69,6 +86,8 @@ class SnapshotCoordinator:
         self._window_full = False
         self._schema: TableSchema | None = None
         self._key_columns: tuple[str, ...] = ()
+        self._condition: Condition | None = None
+        self._binlog_key: Callable[[dict[str, Any]], Key] = lambda row: ()
         self.watched_table: str | None = None
         self._next_chunk_at = 0.0
         self._unsafe = 0
@@ -76,6 +95,12 @@ class SnapshotCoordinator:
         self._file = ""
         self._pos = 0
         self.completed: list[str] = []
+        # Read by the metrics: chunks opened, re-selected, rows dropped, rows out per table.
+        self.chunks_opened = 0
+        self.chunks_reselected = 0
+        self.rows_dropped = 0
+        self.rows_scanned: dict[str, int] = {}
+        self.window_opened_at: float | None = None
 
     # -- offsets -----------------------------------------------------------------------
 
@@ -106,84 +131,73 @@ class SnapshotCoordinator:
     # -- signals -----------------------------------------------------------------------
 
     def on_signal(self, received: ReceivedSignal) -> None:
+        """Act on one signal and log one line saying what was done or why it was skipped."""
         signal = received.signal
         if signal is None:
-            return
+            return  # the channel logged why it was skipped
+        where = f"signal at offset {received.offset} ({signal.TYPE})"
+        try:
+            done = self._act(signal)
+        except (PatternTooSlow, SnapshotRefused) as exc:
+            log.warning("%s skipped: %s", where, exc)
+        except pymysql.MySQLError as exc:
+            self._close_conn()
+            log.warning("%s skipped: the replica refused a query (%s)", where, describe(exc))
+        except Exception as exc:  # noqa: BLE001 - a signal must never stop streaming
+            log.warning("%s skipped: unexpected %s", where, type(exc).__name__)
+        else:
+            log.info("%s: %s", where, done)
+
+    def _act(self, signal: Signal) -> str:
         if isinstance(signal, ExecuteSnapshot):
-            self._execute(signal)
-        elif isinstance(signal, StopSnapshot):
-            self._stop(signal.data_collections)
-        elif isinstance(signal, PauseSnapshot):
-            self.paused = True
-            log.info("snapshot paused (signal at offset %d)", received.offset)
-        elif isinstance(signal, ResumeSnapshot):
-            self.paused = False
-            log.info("snapshot resumed (signal at offset %d)", received.offset)
-        elif isinstance(signal, SetThrottle):
+            return self._execute(signal)
+        if isinstance(signal, StopSnapshot):
+            return self._stop(signal.data_collections)
+        if isinstance(signal, PauseSnapshot | ResumeSnapshot):
+            self.paused = isinstance(signal, PauseSnapshot)
+            return "snapshot paused" if self.paused else "snapshot resumed"
+        if isinstance(signal, SetThrottle):
             if signal.chunk_size is not None:
                 self.chunk_size = signal.chunk_size
             if signal.chunk_delay_ms is not None:
                 self.chunk_delay_ms = signal.chunk_delay_ms
-            log.info("snapshot throttle: chunk size %d, delay %d ms", self.chunk_size,
-                     self.chunk_delay_ms)
-        elif isinstance(signal, Log):
-            log.info("signal log: %s", signal.message)
+            return (f"snapshot throttle: chunk size {self.chunk_size}, "
+                    f"delay {self.chunk_delay_ms} ms")
+        assert isinstance(signal, Log)
+        return "signal log: " + signal.message.replace("\r", "\\r").replace("\n", "\\n")
 
-    def _execute(self, signal: ExecuteSnapshot) -> None:
+    def _execute(self, signal: ExecuteSnapshot) -> str:
         if signal.snapshot_type != "incremental":
-            log.warning("execute-snapshot type %r refused: only incremental snapshots run "
-                        "(streaming never stops)", signal.snapshot_type)
-            return
-        try:
-            tables = self._captured_tables()
-        except pymysql.MySQLError as exc:
-            log.warning("execute-snapshot skipped: cannot list tables (%s)", exc)
-            return
+            raise SnapshotRefused(f"type {signal.snapshot_type!r} refused: only incremental "
+                                  "snapshots run (streaming never stops)")
         queued = {t.table for t in self.queue}
-        added: list[str] = []
-        for pattern in signal.data_collections:
-            matches = [t for t in tables if collection_matches(pattern, t)]
-            if not matches:
-                log.warning("execute-snapshot: %r matches no captured table; skipped", pattern)
-            for table in matches:
-                if table in queued:
-                    continue
-                condition = signal.condition_for(table)
-                if condition is not None and not self._condition_valid(table, condition):
-                    continue
-                queued.add(table)
-                added.append(table)
-                self.queue.append(TableProgress(table=table, condition=condition,
-                                                surrogate_key=signal.surrogate_key))
-        if added:
-            self.snapshot_id = self.snapshot_id or signal.id or str(uuid.uuid4())
-            log.info("snapshot %s: queued %s", self.snapshot_id, ", ".join(added))
+        plan = plan_snapshot(signal, self._captured_tables(), queued, self._condition_refused)
+        if not plan.added:
+            raise SnapshotRefused(plan.summary())
+        tables = [t.to_json() for t in (*self.queue, *plan.added)]
+        if state_size({"tables": tables}) > MAX_STATE_BYTES:
+            raise SnapshotRefused(f"the snapshot queue would exceed {MAX_STATE_BYTES} bytes "
+                                  "in the offsets (too many tables or filters too long)")
+        self.queue += plan.added
+        self.snapshot_id = self.snapshot_id or signal.id or str(uuid.uuid4())
+        return f"snapshot {self.snapshot_id}: {plan.summary()}"
 
-    def _condition_valid(self, table: str, condition: str) -> bool:
-        db, name = table.split(".", 1)
-        sql = f"SELECT 1 FROM {quote_ident(db)}.{quote_ident(name)} WHERE ({condition}) LIMIT 0"
-        try:
-            with self._cursor() as cur:
-                cur.execute(sql)
-                cur.fetchall()
-        except pymysql.MySQLError as exc:
-            log.warning("execute-snapshot: filter for %s is not valid SQL (%s); table skipped",
-                        table, exc.args[-1] if exc.args else exc)
-            return False
-        return True
+    def _condition_refused(self, table: str, condition: str) -> str | None:
+        return condition_refused(self._session(), table, condition, self._config.flavour)
 
-    def _stop(self, collections: list[str]) -> None:
+    def _stop(self, collections: list[str]) -> str:
         if not collections:
             stopped = [t.table for t in self.queue]
             self.queue.clear()
             self._pending_initial = False
         else:
+            budget = MatchBudget()
             stopped = [t.table for t in self.queue
-                       if any(collection_matches(p, t.table) for p in collections)]
+                       if any(collection_matches(p, t.table, budget) for p in collections)]
             self.queue = [t for t in self.queue if t.table not in stopped]
         if self._window is not None and self._window.table_id in stopped:
             self._drop_window()
-        log.info("snapshot stopped for %s", ", ".join(stopped) or "nothing (none running)")
+        return f"snapshot stopped for {', '.join(stopped) or 'nothing (none running)'}"
 
     # -- the stream's side ---------------------------------------------------------------
 
@@ -195,13 +209,14 @@ class SnapshotCoordinator:
     def on_row_change(self, table_id: str, gtid: MariaGtid, row: dict[str, Any]) -> None:
         window = self._window
         if window is not None and table_id == self.watched_table:
-            window.on_row_change(table_id, gtid, tuple(row[c] for c in self._key_columns))
+            window.on_row_change(table_id, gtid, self._binlog_key(row))
 
     def on_ddl(self, table_id: str, kind: str) -> None:
         if self._window is not None and self._window.table_id == table_id:
             log.info("DDL (%s) on %s while its chunk was buffered: selecting it again",
                      kind, table_id)
             self._drop_window()
+            self.chunks_reselected += 1
         if kind == "DROP" and any(t.table == table_id for t in self.queue):
             log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
             self.queue = [t for t in self.queue if t.table != table_id]
@@ -229,20 +244,34 @@ class SnapshotCoordinator:
                 return
             self._select_chunk(processed)
         except pymysql.MySQLError as exc:
-            log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
-                        self.queue[0].table if self.queue else "?", exc)
+            table = self.queue[0].table if self.queue else "?"
             self._close_conn()
-            self._next_chunk_at = time.monotonic() + 1.0
+            if is_connection_error(exc) or not self.queue:
+                log.warning("snapshot chunk of %s failed (%s); retrying in 1s", table,
+                            describe(exc))
+                self._next_chunk_at = time.monotonic() + 1.0
+                return
+            log.warning("snapshot of %s skipped: the replica refused its chunk query (%s)",
+                        table, describe(exc))
+            self._finish_table(skipped=True)
             return
         if self._window is not None and self._window.ready(processed):
             self._emit(self._window)
 
     # -- chunks --------------------------------------------------------------------------
 
-    def _cursor(self) -> Any:
+    def _session(self) -> pymysql.connections.Connection:
+        """The snapshot's connection, its sql_mode set: no mode of the server's changes how
+        our statements are quoted (ANSI_QUOTES, NO_BACKSLASH_ESCAPES) or what CHAR returns."""
         if self._conn is None:
-            self._conn = self._connect()
-        return self._conn.cursor()
+            conn = self._connect()
+            with conn.cursor() as cur:
+                cur.execute(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'")
+            self._conn = conn
+        return self._conn
+
+    def _cursor(self) -> Any:
+        return self._session().cursor()
 
     def _close_conn(self) -> None:
         if self._conn is not None:
@@ -265,41 +294,22 @@ class SnapshotCoordinator:
                  ", ".join(tables) or "none")
 
     def _prepare_table(self, progress: TableProgress) -> bool:
-        """Schema, key columns, max key and size estimate; False when the table is skipped."""
-        db, table = progress.table.split(".", 1)
-        assert self._conn is not None
-        schema = schema_from_information_schema(self._conn, db, table)
-        if progress.surrogate_key:
-            if progress.surrogate_key not in [c.name for c in schema.columns]:
-                log.warning("snapshot of %s skipped: surrogate key %r is not a column",
-                            progress.table, progress.surrogate_key)
-                return False
-            keys: tuple[str, ...] = (progress.surrogate_key,)
-        elif schema.primary_key:
-            keys = schema.primary_key
-        else:
-            log.warning("snapshot of %s skipped: no primary key; send execute-snapshot with "
-                        "surrogate-key", progress.table)
+        """Schema, key columns, filter, max key and size estimate; False: table skipped."""
+        try:
+            chunked = open_table(self._session(), progress)
+        except TableSkipped as exc:
+            log.warning("snapshot of %s skipped: %s", progress.table, exc)
             return False
-        self._schema, self._key_columns = schema, keys
+        self._schema, self._key_columns = chunked.schema, chunked.key_columns
+        self._condition, self._binlog_key = chunked.condition, chunked.binlog_key
         if progress.max_key is None:
-            sql, params = max_key_query(db, table, keys, progress.condition)
-            with self._cursor() as cur:
-                cur.execute(sql, params)
-                row = cur.fetchone()
-                progress.max_key = tuple(row) if row else ()
-                cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE "
-                            "TABLE_SCHEMA = %s AND TABLE_NAME = %s", (db, table))
-                est = cur.fetchone()
-                progress.estimate = int(est[0] or 0) if est else 0
+            measure(self._session(), progress, chunked, self._config.flavour)
             progress.started = time.time()
             log.info("snapshot of %s starts: about %d rows, key %s", progress.table,
-                     progress.estimate, ", ".join(keys))
+                     progress.estimate, ", ".join(chunked.key_columns))
         return True
 
     def _select_chunk(self, processed: MariaDbGtidPos) -> None:
-        if self._conn is None:
-            self._conn = self._connect()
         while self.queue:
             progress = self.queue[0]
             stale = self._schema is None or self._schema.id != progress.table
@@ -316,10 +326,10 @@ class SnapshotCoordinator:
         db, table = progress.table.split(".", 1)
         flavour = self._config.flavour
         sql, params = chunk_query(db, table, self._key_columns, progress.last_key,
-                                  progress.condition, self.chunk_size)
+                                  self._condition, self.chunk_size)
         with self._cursor() as cur:
             low = read_low(cur, flavour)
-            cur.execute(sql, params)
+            cur.execute(bounded(sql, flavour, CHUNK_TIMEOUT_S), params)
             names = [d[0] for d in cur.description]
             rows = cur.fetchall()
             high = read_high(cur, flavour)
@@ -333,6 +343,7 @@ class SnapshotCoordinator:
             # The stream already emitted a transaction L does not hold: the SELECT may not
             # have seen it, and no later event would correct the chunk. Select again.
             self._unsafe += 1
+            self.chunks_reselected += 1
             if self._unsafe % 50 == 0:
                 log.warning("low watermark %s keeps lagging the stream position %s "
                             "(%d retries); is the source a replica with gtid_slave_pos?",
@@ -352,21 +363,27 @@ class SnapshotCoordinator:
         self._window_full = len(rows) >= self.chunk_size
         self._window = ChunkWindow(progress.table, buffered, low, high)
         self.watched_table = progress.table
+        self.chunks_opened += 1
+        self.window_opened_at = time.monotonic()
 
     def _drop_window(self) -> None:
         if self._window is not None:
             self._window.discard()
         self._window = None
         self.watched_table = None
+        self.window_opened_at = None
 
     def _emit(self, window: ChunkWindow) -> None:
+        self.rows_dropped += window.dropped
         rows = window.close()
         self._window = None
         self.watched_table = None
+        self.window_opened_at = None
         progress = self.queue[0]
         assert self._schema is not None
-        enc = self._encoder.table(self._schema, self._key_columns
-                                  if progress.surrogate_key else None)
+        # Keyed by the primary key even with a surrogate key (that one only orders chunks),
+        # as Debezium does: one identity per row for compaction and upsert sinks.
+        enc = self._encoder.table(self._schema)
         self._admin.ensure([enc.topic])
         now_ms = int(time.time() * 1000)
         source = SourceInfo(ts_ms=now_ms, db=self._schema.db, table=self._schema.table,
@@ -377,6 +394,7 @@ class SnapshotCoordinator:
         for row in rows:
             send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
         progress.rows += len(rows)
+        self.rows_scanned[progress.table] = progress.rows
         progress.last_key = self._window_key
         # Key order is the server's collation, not Python's: compare only for equality.
         done = (not self._window_full or progress.last_key is None or

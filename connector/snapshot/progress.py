@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import decimal
 import time
@@ -9,27 +10,55 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def _value_to_json(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return {"float": repr(value)}  # repr round-trips exactly
+    if isinstance(value, bytes | bytearray):
+        return {"b64": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, decimal.Decimal):
+        return {"decimal": str(value)}
+    if isinstance(value, datetime.datetime):
+        return {"datetime": value.isoformat()}
+    if isinstance(value, datetime.date):
+        return {"date": value.isoformat()}
+    if isinstance(value, datetime.timedelta):
+        return {"time_us": (value.days * 86_400 + value.seconds) * 1_000_000 +
+                value.microseconds}
+    raise TypeError(f"cannot store a {type(value).__name__} key value in the offsets")
+
+
+def _value_from_json(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    (kind, data), = value.items()
+    if kind == "decimal":
+        return decimal.Decimal(data)
+    if kind == "b64":
+        return base64.b64decode(data)
+    if kind == "hex":  # written by earlier versions
+        return bytes.fromhex(data)
+    if kind == "float":
+        return float(data)
+    if kind == "datetime":
+        return datetime.datetime.fromisoformat(data)
+    if kind == "date":
+        return datetime.date.fromisoformat(data)
+    if kind == "time_us":
+        return datetime.timedelta(microseconds=int(data))
+    raise ValueError(f"unknown stored key value kind {kind!r}")
+
+
 def key_to_json(key: tuple[Any, ...] | None) -> list[Any] | None:
-    """Primary-key values in a JSON-safe form that MySQL accepts back as query parameters."""
-    if key is None:
-        return None
-    out: list[Any] = []
-    for value in key:
-        if isinstance(value, (int, float, str)) or value is None:
-            out.append(value)
-        elif isinstance(value, bytes):
-            out.append({"hex": value.hex()})
-        elif isinstance(value, (decimal.Decimal, datetime.date, datetime.timedelta)):
-            out.append(str(value))
-        else:
-            out.append(str(value))
-    return out
+    """Key values tagged with their type, so a resumed chunk binds a DECIMAL as a number (not
+    a string the server would compare as a double) and bytes, dates and times exactly."""
+    return None if key is None else [_value_to_json(v) for v in key]
 
 
 def key_from_json(values: list[Any] | None) -> tuple[Any, ...] | None:
-    if values is None:
-        return None
-    return tuple(bytes.fromhex(v["hex"]) if isinstance(v, dict) else v for v in values)
+    """The inverse of `key_to_json` (plain ints and strings are stored as themselves)."""
+    return None if values is None else tuple(_value_from_json(v) for v in values)
 
 
 @dataclass

@@ -93,7 +93,7 @@ BAD_ARGS: list[tuple[str, list[str], str]] = [
      "'app.u' is not among data-collections"),
     ("condition with statement",
      ["execute-snapshot", "--tables", "app.t", "--condition", "app.t=1=1; DROP TABLE app.t"],
-     "--condition #1: filter must not contain ';'"),
+     "--condition #1: character ';' at position 3 is not allowed"),
     ("bad regex", ["execute-snapshot", "--tables", "app.(t"], "not a valid regular expression"),
     ("bad surrogate key", ["execute-snapshot", "--tables", "app.t", "--surrogate-key", "a b"],
      "--surrogate-key"),

@@ -8,11 +8,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from connector.config import parse_config
 from signals.send import build_signal, send_signal
@@ -88,13 +85,6 @@ def compare(mariadb: MariaDbPair, broker: Broker, db: str, table: str,
     assert not wrong, f"{len(wrong)} rows differ: {expected[wrong[0]]} != {rebuilt[wrong[0]]}"
     return envelopes
 
-
-@pytest.fixture
-def connector(tmp_path: Path) -> Iterator[list[ConnectorProcess]]:
-    started: list[ConnectorProcess] = []
-    yield started
-    for proc in started:
-        proc.ensure_stopped()
 
 
 def start(mariadb: MariaDbPair, broker: Broker, db: str, workdir: Path,

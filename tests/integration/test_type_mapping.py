@@ -107,8 +107,10 @@ def expected(row: dict[str, Any]) -> dict[str, Any]:
             out[name] = v - 2**64 if v >= 2**63 else v
         elif name in ("d1", "d2"):
             out[name] = _unscaled(v, 2 if name == "d1" else 30)
-        elif name == "f":
-            out[name] = float(f"{struct.unpack('<f', struct.pack('<f', v))[0]:.6g}")
+        elif name == "f":  # the binlog's 32-bit float as Java writes it: shortest round-trip
+            exact = struct.unpack("<f", struct.pack("<f", v))[0]
+            out[name] = next(float(t) for t in (f"{exact:.{d}g}" for d in range(6, 10))
+                             if struct.pack("<f", float(t)) == struct.pack("<f", exact))
         elif name == "dbl":
             out[name] = v
         elif name == "b1":
@@ -195,7 +197,10 @@ def test_binlog_and_select_give_identical_debezium_values(mariadb: MariaDbPair,
     for inserted, from_binlog, from_select in zip(ROWS, binlog_rows, select_rows, strict=True):
         streamed = table.row_values(from_binlog)
         snapshotted = table.row_values(from_select)
-        assert streamed == snapshotted, inserted["id"]
+        # FLOAT is the one exception, in Debezium too (measured by tests/conformance): the
+        # binlog holds the 32-bit value, a SELECT's text protocol only 6 significant digits.
+        select_float = float(f"{expected(inserted)['f']:.6g}") if inserted.get("f") is not None else None
+        assert snapshotted == {**streamed, "f": select_float}, inserted["id"]
         assert streamed == expected(inserted), inserted["id"]
 
 

@@ -1,70 +1,60 @@
-"""Hand-made Debezium change events (JSON converter, with and without schemas) for the tests."""
+"""Change records for the Spark tests, produced by the connector's own encoder.
+
+Rows are given as the source decodes them (Decimal, date, datetime, bytes...); the
+connector's `EventEncoder` turns them into the exact key/value bytes `gtidmark run` writes.
+"""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
-from decimal import Decimal
 from typing import Any
 
-from spark_consumer.dbztypes import encode_decimal
+from connector.config import ConnectorConfig, parse_config
+from connector.events import EventEncoder, SourceInfo
+from connector.events.envelope import TableEncoder
+from connector.schema import TableSchema
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-def fld(name: str, ftype: str, logical: str | None = None, optional: bool = True,
-        params: dict[str, str] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"field": name, "type": ftype, "optional": optional}
-    if logical:
-        out["name"] = logical
-    if params:
-        out["parameters"] = params
-    return out
+Item = tuple[bytes | None, bytes | None]
 
 
-ORDER_FIELDS = [
-    fld("id", "int32", optional=False),
-    fld("name", "string"),
-    fld("amount", "bytes", "org.apache.kafka.connect.data.Decimal",
-        params={"scale": "2", "connect.decimal.precision": "10"}),
-    fld("day", "int32", "io.debezium.time.Date"),
-    fld("at", "int64", "io.debezium.time.MicroTimestamp"),
-    fld("flag", "boolean"),
-    fld("blob", "bytes"),
-]
-KEY_FIELDS = [fld("id", "int32", optional=False)]
+def connector_config(prefix: str, schemas: bool = True, **extra: str) -> ConnectorConfig:
+    """A connector configuration with JsonConverter (`schemas.enable` as given)."""
+    flag = "true" if schemas else "false"
+    conf = {"database.hostname": "h", "database.user": "u", "database.server.id": "5",
+            "topic.prefix": prefix, "bootstrap.servers": "b",
+            "key.converter.schemas.enable": flag, "value.converter.schemas.enable": flag,
+            **extra}
+    return parse_config({"name": "spark-tests", "config": conf})
 
 
-def order_json(id_: int, name: str, amount: Decimal, day: dt.date, at: dt.datetime,
-               flag: bool, blob: bytes) -> dict[str, Any]:
-    """The `after` image of an order as Debezium's JSON converter writes it."""
-    return {"id": id_, "name": name, "amount": encode_decimal(amount, 2),
-            "day": (day - dt.date(1970, 1, 1)).days,
-            "at": (at - EPOCH) // dt.timedelta(microseconds=1), "flag": flag,
-            "blob": base64.b64encode(blob).decode()}
+class Changes:
+    """Encodes c/u/r/d changes of one table exactly as the connector does."""
+
+    def __init__(self, schema: TableSchema, prefix: str, schemas: bool = True,
+                 config: dict[str, str] | None = None) -> None:
+        self.encoder: TableEncoder = EventEncoder(
+            connector_config(prefix, schemas, **(config or {}))).table(schema)
+        self.topic = self.encoder.topic
+        self._source = SourceInfo(ts_ms=1_700_000_000_000, db=schema.db, table=schema.table,
+                                  server_id=1, gtid=None, file="binlog.000001", pos=4,
+                                  row=0, thread=None, query=None)
+
+    def upsert(self, op: str, row: dict[str, Any]) -> Item:
+        """A `c`, `u` or `r` record carrying `row` as its after image."""
+        return self.encoder.key(row), self.encoder.value(op, None, row, self._source, 0)
+
+    def delete(self, row: dict[str, Any]) -> list[Item]:
+        """A `d` record and the tombstone after it (tombstones.on.delete=true)."""
+        key = self.encoder.key(row)
+        return [(key, self.encoder.value("d", row, None, self._source, 0)), (key, None)]
 
 
-def _struct(fields: list[dict[str, Any]], name: str, optional: bool) -> dict[str, Any]:
-    return {"type": "struct", "fields": fields, "optional": optional, "name": name}
+def raw_value(payload: dict[str, Any]) -> bytes:
+    """A schemaless value that is not a change envelope the connector writes (bad input)."""
+    return json.dumps(payload).encode()
 
 
-def value(op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
-          fields: list[dict[str, Any]] | None, table: str = "app.orders") -> bytes:
-    """A change envelope; with `fields` it carries the schema (JsonConverter schemas.enable)."""
-    payload = {"before": before, "after": after, "op": op, "ts_ms": 0,
-               "source": {"connector": "mariadb", "db": table.split(".")[0],
-                          "table": table.split(".")[1], "snapshot": "false"}}
-    if fields is None:
-        return json.dumps(payload).encode()
-    row = _struct(fields, f"x.{table}.Value", True)
-    schema = _struct([dict(row, field="before"), dict(row, field="after"),
-                      fld("source", "struct"), fld("op", "string", optional=False),
-                      fld("ts_ms", "int64")], f"x.{table}.Envelope", False)
-    return json.dumps({"schema": schema, "payload": payload}).encode()
-
-
-def key(pk: dict[str, Any], fields: list[dict[str, Any]] | None) -> bytes:
-    if fields is None:
-        return json.dumps(pk).encode()
-    return json.dumps({"schema": _struct(fields, "x.Key", False), "payload": pk}).encode()
+def utc(value: dt.datetime) -> str:
+    """How `helpers.table_rows` shows a timestamp read back from Iceberg."""
+    return value.strftime("%Y-%m-%d %H:%M:%S.%f")

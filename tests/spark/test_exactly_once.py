@@ -14,31 +14,33 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from connector.schema import Column, TableSchema
 from spark_consumer.offsets import table_offsets
 from tests.kafka_tools import create_topic, produce
 from tests.services import Broker
-from tests.spark import events as ev
+from tests.spark.events import Changes
 from tests.spark.helpers import table_rows, topic_ends
 
 pytestmark = pytest.mark.spark
 
-FIELDS = [ev.fld("id", "int64", optional=False), ev.fld("n", "int64"), ev.fld("s", "string")]
-KEY = [ev.fld("id", "int64", optional=False)]
+COUNTERS = TableSchema("app", "counters", (
+    Column("id", "bigint", nullable=False), Column("n", "bigint"),
+    Column("s", "varchar", length=10, charset="utf8mb4")), ("id",))
 
 
-def changelog(count: int, keys: int, seed: int) -> tuple[list[Any], dict[int, dict[str, Any]]]:
+def changelog(changes: Changes, count: int, keys: int,
+              seed: int) -> tuple[list[Any], dict[int, dict[str, Any]]]:
     """Random c/u/d (+tombstone) changes and the final rows they leave."""
     rng = random.Random(seed)
     items: list[Any] = []
     model: dict[int, dict[str, Any]] = {}
     for n in range(count):
         id_ = rng.randrange(keys)
-        k = ev.key({"id": id_}, KEY)
         if id_ in model and rng.random() < 0.25:
-            items += [(k, ev.value("d", model.pop(id_), None, FIELDS)), (k, None)]
+            items += changes.delete(model.pop(id_))
             continue
         row = {"id": id_, "n": n, "s": f"v{n}"}
-        items.append((k, ev.value("u" if id_ in model else "c", None, row, FIELDS)))
+        items.append(changes.upsert("u" if id_ in model else "c", row))
         model[id_] = row
     return items, model
 
@@ -52,9 +54,10 @@ def spark_apply(args: list[str], cwd: Path) -> subprocess.Popen[str]:
 
 def test_killed_mid_batch_and_rerun_gives_the_same_table_and_offsets(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path) -> None:
-    topic = f"{unique_name}.app.counters"
+    changes = Changes(COUNTERS, unique_name)
+    topic = changes.topic
     create_topic(broker.bootstrap, topic, 2)
-    items, model = changelog(6000, 700, seed=5)
+    items, model = changelog(changes, 6000, 700, seed=5)
     produce(broker.bootstrap, topic, items)
     warehouse = spark.conf.get("spark.sql.catalog.gtidmark.warehouse") or ""
     args = ["--bootstrap-servers", broker.bootstrap, "--topics", topic, "--warehouse", warehouse,

@@ -3,50 +3,45 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from decimal import Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from connector.schema import Column, TableSchema
 from spark_consumer.dbztypes import (
     DATE_DAYS,
     TS_MICROS,
     TS_MILLIS,
     convert_value,
-    decode_decimal,
-    encode_decimal,
+    decimal_hints,
     spec_from_connect_field,
 )
 from spark_consumer.decode import BadRecord, Change, Decoder
 from spark_consumer.job import main
 from spark_consumer.planner import OffsetRange, plan_ranges
 from spark_consumer.reader import RangeStats, reduce_range
-from tests.spark import events as ev
+from tests.spark.events import Changes
 
-
-@given(st.integers(-(10**30), 10**30), st.integers(0, 12))
-def test_connect_decimal_round_trips(unscaled: int, scale: int) -> None:
-    value = Decimal(unscaled).scaleb(-scale)
-    assert decode_decimal(encode_decimal(value, scale), scale) == value
+COUNTERS = TableSchema("app", "t", (Column("id", "int", nullable=False), Column("n", "int")),
+                       ("id",))
 
 
 def test_debezium_logical_types_become_spark_types() -> None:
-    decimal = spec_from_connect_field(ev.fld("a", "bytes", "org.apache.kafka.connect.data.Decimal",
-                                             params={"scale": "3",
-                                                     "connect.decimal.precision": "12"}))
-    assert decimal.spark_type == "decimal(12,3)"
-    assert decimal.convert(encode_decimal(Decimal("-12.345"), 3)) == Decimal("-12.345")
-    zoned = spec_from_connect_field(ev.fld("z", "string", "io.debezium.time.ZonedTimestamp"))
-    assert (zoned.spark_type, zoned.convert("2024-03-01T10:00:00+02:00")) == (
-        "timestamp", dt.datetime(2024, 3, 1, 8, tzinfo=dt.UTC))
-    assert spec_from_connect_field(ev.fld("t", "int64", "io.debezium.time.MicroTime")).spark_type \
-        == "bigint"
-    assert spec_from_connect_field(ev.fld("b", "bytes", "io.debezium.data.Bits")).convert("AQI=") \
-        == b"\x01\x02"
-    assert spec_from_connect_field(ev.fld("e", "string", "io.debezium.data.Enum")).spark_type \
-        == "string"
+    decimal = spec_from_connect_field({"field": "a", "type": "bytes", "optional": True,
+                                       "name": "org.apache.kafka.connect.data.Decimal",
+                                       "parameters": {"scale": "3",
+                                                      "connect.decimal.precision": "12"}})
+    assert (decimal.spark_type, decimal.scale) == ("decimal(12,3)", 3)
+    wide = spec_from_connect_field({"field": "w", "type": "bytes", "optional": True,
+                                    "name": "org.apache.kafka.connect.data.Decimal",
+                                    "parameters": {"scale": "30",
+                                                   "connect.decimal.precision": "65"}})
+    assert (wide.spark_type, wide.scale) == ("string", 30)
+    micro_time = spec_from_connect_field({"field": "t", "type": "int64",
+                                          "name": "io.debezium.time.MicroTime"})
+    assert micro_time.spark_type == "bigint"
     assert convert_value(19000, "date", DATE_DAYS) == dt.date(2022, 1, 8)
     assert convert_value(1_000, "timestamp", TS_MILLIS) == convert_value(
         1_000_000, "timestamp", TS_MICROS) == dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.UTC)
@@ -57,19 +52,19 @@ OPS = st.sampled_from(["c", "u", "d", "r", "tombstone", "bad"])
 
 @given(st.lists(st.tuples(st.integers(0, 5), OPS), max_size=40))
 def test_reduction_keeps_the_last_change_per_key(records: list[tuple[int, str]]) -> None:
+    encode = Changes(COUNTERS, "x", schemas=False)
     raw = []
     expected: dict[int, tuple[str, int]] = {}
     for offset, (id_, op) in enumerate(records):
-        k = json.dumps({"id": id_}).encode()
+        row = {"id": id_, "n": offset}
         if op == "tombstone":
-            raw.append(("t", 0, offset, k, None))
-            continue
-        if op == "bad":
-            raw.append(("t", 0, offset, k, b"\xff not json"))
-            continue
-        after = None if op == "d" else {"id": id_, "n": offset}
-        raw.append(("t", 0, offset, k, ev.value(op, {"id": id_}, after, None)))
-        expected[id_] = (op, offset)
+            key, value = encode.delete(row)[1]
+        elif op == "bad":
+            key, value = encode.encoder.key(row), b"\xff not json"
+        else:
+            key, value = encode.delete(row)[0] if op == "d" else encode.upsert(op, row)
+            expected[id_] = (op, offset)
+        raw.append(("t", 0, offset, key, value))
     out = list(reduce_range(raw, Decoder(), OffsetRange("t", 0, 0, len(raw))))
     changes = {c.row["id"]: (c.op, c.offset) for c in out if isinstance(c, Change)}
     assert changes == expected
@@ -80,13 +75,34 @@ def test_reduction_keeps_the_last_change_per_key(records: list[tuple[int, str]])
     assert sum(isinstance(b, BadRecord) for b in out) == stats[0].bad
 
 
+SCHEMALESS = TableSchema("app", "t", (Column("id", "int", nullable=False),
+                                      Column("at", "datetime", scale=6),
+                                      Column("price", "decimal", precision=8, scale=2)), ("id",))
+SOURCE_ROW = {"id": 1, "at": dt.datetime(1970, 1, 1, 0, 0, 1, 500000), "price": Decimal("-0.01")}
+DECODED_ROW = {"id": 1, "at": dt.datetime(1970, 1, 1, 0, 0, 1, 500000, tzinfo=dt.UTC),
+               "price": Decimal("-0.01")}
+
+
 def test_schemaless_values_take_the_types_of_the_existing_table() -> None:
-    known = {"t": {"at": spec_from_connect_field(ev.fld("at", "int64",
-                                                        "io.debezium.time.MicroTimestamp"))}}
-    change = Decoder(known).decode("t", 0, 0, b'{"id": 1}', ev.value(
-        "c", None, {"id": 1, "at": 1_500_000}, None))
+    typed = Decoder()
+    assert isinstance(typed.decode("x.app.t", 0, 0, *Changes(SCHEMALESS, "x").upsert(
+        "c", SOURCE_ROW)), Change)
+    (shape,) = typed.shapes.values()  # the table the typed events created
+    known = {"x.app.t": {c.name: c for c in shape.columns}}
+    change = Decoder(known).decode("x.app.t", 0, 0, *Changes(SCHEMALESS, "x", schemas=False)
+                                   .upsert("c", SOURCE_ROW))
     assert isinstance(change, Change)
-    assert change.row == {"id": 1, "at": dt.datetime(1970, 1, 1, 0, 0, 1, 500000, tzinfo=dt.UTC)}
+    assert change.row == DECODED_ROW
+
+
+def test_schemaless_precise_decimal_needs_a_hint_and_is_exact_with_one() -> None:
+    item = Changes(SCHEMALESS, "x", schemas=False).upsert("c", SOURCE_ROW)
+    guessed = Decoder().decode("x.app.t", 0, 0, *item)
+    assert isinstance(guessed, Change) and guessed.row["price"] == "/w=="  # base64 text
+    known = {"x.app.t": decimal_hints("x.app.t", {"app.t.price": (8, 2), "app.u.price": (9, 1)})}
+    assert list(known["x.app.t"]) == ["price"]
+    hinted = Decoder(known).decode("x.app.t", 0, 0, *item)
+    assert isinstance(hinted, Change) and hinted.row["price"] == Decimal("-0.01")
 
 
 TPS = st.dictionaries(st.tuples(st.sampled_from("ab"), st.integers(0, 3)),

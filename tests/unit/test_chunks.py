@@ -12,12 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.snapshot.chunks import (
+    bounded,
     chunk_query,
     count_estimate_query,
     key_predicate,
     max_key_query,
     quote_ident,
 )
+from signals.filters import parse_filter
 from tests.services import MariaDbPair
 
 
@@ -36,12 +38,13 @@ def test_first_chunk_single_key() -> None:
 
 
 def test_next_chunk_composite_key_with_condition() -> None:
-    sql, params = chunk_query("shop", "lines", ["a", "b", "c"], (1, "x", 7), "qty > 2", 50)
+    sql, params = chunk_query("shop", "lines", ["a", "b", "c"], (1, "x", 7),
+                              ("`qty` > %s", [2]), 50)
     assert sql == (
         "SELECT * FROM `shop`.`lines` WHERE ((`a` > %s) OR (`a` = %s AND `b` > %s) OR "
-        "(`a` = %s AND `b` = %s AND `c` > %s)) AND (qty > 2) "
+        "(`a` = %s AND `b` = %s AND `c` > %s)) AND (`qty` > %s) "
         "ORDER BY `a` ASC, `b` ASC, `c` ASC LIMIT 50")
-    assert params == [1, 1, "x", 1, "x", 7]
+    assert params == [1, 1, "x", 1, "x", 7, 2]
 
 
 def test_chunk_upper_bound() -> None:
@@ -52,10 +55,19 @@ def test_chunk_upper_bound() -> None:
 
 
 def test_percent_signs_are_escaped_for_pymysql() -> None:
-    sql, params = chunk_query("d", "100%", ["id"], (3,), "name LIKE 'a%'", 5)
-    assert sql == ("SELECT * FROM `d`.`100%%` WHERE ((`id` > %s)) AND (name LIKE 'a%%') "
+    condition = parse_filter("`n%` LIKE 'a%'").render(["n%"])
+    sql, params = chunk_query("d", "100%", ["id"], (3,), condition, 5)
+    assert sql == ("SELECT * FROM `d`.`100%%` WHERE ((`id` > %s)) AND (`n%%` LIKE %s) "
                    "ORDER BY `id` ASC LIMIT 5")
-    assert params == [3]
+    assert params == [3, "a%"]
+
+
+def test_bounded_adds_a_server_side_time_limit() -> None:
+    assert bounded("SELECT 1", "mariadb", 30.0) == \
+        "SET STATEMENT max_statement_time=30 FOR SELECT 1"
+    assert bounded("SELECT 1", "mysql", 2.5) == "SELECT /*+ MAX_EXECUTION_TIME(2500) */ 1"
+    with pytest.raises(ValueError):
+        bounded("DO SLEEP(1)", "mariadb", 1)
 
 
 def test_chunk_query_validates_arguments() -> None:
@@ -72,8 +84,9 @@ def test_max_key_query() -> None:
     sql, params = max_key_query("d", "t", ["a", "b"], None)
     assert sql == "SELECT `a`, `b` FROM `d`.`t` ORDER BY `a` DESC, `b` DESC LIMIT 1"
     assert params == []
-    sql, _ = max_key_query("d", "t", ["a"], "x = 1")
-    assert sql == "SELECT `a` FROM `d`.`t` WHERE (x = 1) ORDER BY `a` DESC LIMIT 1"
+    sql, params = max_key_query("d", "t", ["a"], ("`x` = %s", [1]))
+    assert sql == "SELECT `a` FROM `d`.`t` WHERE (`x` = %s) ORDER BY `a` DESC LIMIT 1"
+    assert params == [1]
 
 
 def test_count_estimate_query() -> None:
@@ -166,14 +179,14 @@ def test_chunks_on_mariadb_follow_server_collation(mariadb: MariaDbPair, unique_
             visited: list[tuple[Any, ...]] = []
             after = None
             while True:
-                sql, params = chunk_query(db, table, ["a", "b"], after, "v LIKE '%'", 4)
+                sql, params = chunk_query(db, table, ["a", "b"], after, ("`v` LIKE %s", ["%"]), 4)
                 cur.execute(sql, params)
                 chunk = [(r[0], r[1]) for r in cur.fetchall()]
                 visited += chunk
                 if len(chunk) < 4:
                     break
                 after = chunk[-1]
-            sql, params = max_key_query(db, table, ["a", "b"], "v LIKE '%'")
+            sql, params = max_key_query(db, table, ["a", "b"], ("`v` LIKE %s", ["%"]))
             cur.execute(sql, params)
             max_key = cur.fetchone()
             sql, params = count_estimate_query(db, table)

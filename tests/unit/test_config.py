@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from connector.config import ConfigError, parse_config, redact
+from connector.config import ConfigError, flavour_of_server, parse_config, redact
 
 BASE: dict[str, Any] = {
     "connector.class": "io.debezium.connector.mysql.MySqlConnector",
@@ -28,6 +29,10 @@ BASE: dict[str, Any] = {
 def doc(**overrides: Any) -> dict[str, Any]:
     config = {**BASE, **{k.replace("__", "."): v for k, v in overrides.items()}}
     return {"name": "shop-connector", "config": {k: v for k, v in config.items() if v is not None}}
+
+
+def cfg(**overrides: Any) -> Any:
+    return parse_config(doc(**overrides))
 
 
 def test_defaults_follow_debezium() -> None:
@@ -64,6 +69,9 @@ def test_lists_and_passthrough() -> None:
         ({"read__only": "perhaps"}, "read.only", "boolean"),
         ({"table__include__list": "a.b", "table__exclude__list": "c.d"}, "config",
          "exclusive"),
+        ({"rest__port": "65536"}, "rest.port", "less than or equal"),
+        ({"rest__basic__auth__user": "admin"}, "config",
+         "rest.basic.auth.user and rest.basic.auth.password go together"),
     ],
 )
 def test_bad_values_name_the_key(overrides: dict[str, Any], key: str, reason: str) -> None:
@@ -135,3 +143,41 @@ def test_bad_arguments_exit_2(args: list[str]) -> None:
 def test_help_explains(args: list[str]) -> None:
     result = run_cli(*args)
     assert result.returncode == 0 and "usage: gtidmark" in result.stdout
+
+
+@pytest.mark.parametrize(("mode", "runs_as"), [
+    ("schema_only", "no_data"), ("recovery", "no_data"), ("schema_only_recovery", "no_data"),
+    ("when_needed", "initial"), ("initial_only", "initial"), ("always", "initial"),
+    ("configuration_based", "initial"), ("custom", "initial"), ("NEVER", "never"),
+])
+def test_debezium_snapshot_modes_are_accepted_with_one_line(
+        mode: str, runs_as: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="connector.config"):
+        assert cfg(snapshot__mode=mode).snapshot_mode == runs_as
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == (0 if mode == "NEVER" else 1)
+    assert all(f"snapshot.mode {mode} runs as {runs_as}" in line for line in lines)
+
+
+@pytest.mark.parametrize(("variables", "flavour"), [
+    ({"gtid_binlog_pos": "0-1-5"}, "mariadb"), ({"GTID_BINLOG_POS": ""}, "mariadb"),
+    ({}, "mysql"),
+])
+def test_flavour_comes_from_the_server_not_the_class_name(
+        variables: dict[str, str], flavour: Any) -> None:
+    config = cfg(**{"connector.class": "com.example.AnyName"})
+    assert flavour_of_server(variables) == flavour
+    assert config.with_server_flavour(flavour_of_server(variables)).flavour == flavour
+
+
+def test_rest_port_in_use_exits_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        path = tmp_path / "connector.json"
+        path.write_text(json.dumps(doc(rest__port=str(port))))
+        result = run_cli("run", "--config", str(path))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"rest.port: cannot listen on 127.0.0.1:{port}" in lines[0]

@@ -13,6 +13,8 @@ from typing import Any
 import fastavro
 import pytest
 
+from connector.binlog.ddl import parse_ddl
+from connector.binlog.declared import DeclaredColumns
 from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo, table_change
 from connector.events.avro import avro_schema
@@ -167,7 +169,11 @@ def test_transaction_records() -> None:
 
 def test_schema_change_record() -> None:
     encoder = EventEncoder(config())
-    change = table_change(TABLE, "CREATE")
+    declared = DeclaredColumns()
+    sql = ("CREATE TABLE orders (id INT, code VARCHAR(8), price DECIMAL(10,2), secret TEXT, "
+           "at DATETIME(3), PRIMARY KEY (id, code))")
+    declared.apply(sql, parse_ddl(sql, "shop"))
+    change = table_change("CREATE", "shop", "orders", declared.table("shop.orders"), "utf8mb4")
     topic, key, value = encoder.schema_change(SOURCE, "CREATE TABLE orders (...)", "shop",
                                               [change])
     assert topic == "app"
@@ -179,6 +185,10 @@ def test_schema_change_record() -> None:
     assert table["table"]["primaryKeyColumnNames"] == ["id", "code"]
     assert [c["name"] for c in table["table"]["columns"]] == ["id", "code", "price", "secret",
                                                               "at"]
+    price = table["table"]["columns"][2]
+    assert (price["typeName"], price["jdbcType"], price["length"], price["scale"]) == \
+        ("DECIMAL", 3, 10, 2)
+    assert table["table"]["columns"][1]["optional"] is False  # a key column
 
 
 def avro_config() -> ConnectorConfig:

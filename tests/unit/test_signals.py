@@ -10,6 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from signals.models import (
+    MAX_CHUNK_DELAY_MS,
+    MAX_CHUNK_SIZE,
+    MAX_JSON_DEPTH,
+    MAX_VALUE_BYTES,
+    SIGNAL_TYPES,
     ExecuteSnapshot,
     Log,
     PauseSnapshot,
@@ -65,19 +70,19 @@ BAD: list[tuple[str, bytes | None, bytes | None, str]] = [
     ("filter with semicolon", KEY.encode(),
      _snap(**{"additional-conditions": [{"data-collection": "app.orders",
                                          "filter": "id < 3; DROP TABLE app.orders"}]}),
-     "additional-conditions[0].filter: filter must not contain ';'"),
+     "additional-conditions[0].filter: character ';' at position 6 is not allowed"),
     ("filter is a statement", KEY.encode(),
      _snap(**{"additional-conditions": [{"data-collection": "app.orders",
                                          "filter": "DELETE FROM app.orders"}]}),
-     "not a DELETE statement"),
+     "character '.'"),
     ("filter is truncate table", KEY.encode(),
-     _snap(**{"additional-condition": "truncate table app.orders"}), "not a TRUNCATE statement"),
+     _snap(**{"additional-condition": "truncate table orders"}), "expected a comparison"),
     ("filter with comment", KEY.encode(), _snap(**{"additional-condition": "1=1 -- x"}),
-     "SQL comments"),
+     "unexpected '-'"),
     ("filter closes paren", KEY.encode(), _snap(**{"additional-condition": "id < 3) OR (1=1"}),
-     "unbalanced ')'"),
+     "unexpected ')'"),
     ("filter open quote", KEY.encode(), _snap(**{"additional-condition": "name = 'x"}),
-     "unterminated ' quote"),
+     "unterminated string literal"),
     ("empty filter", KEY.encode(), _snap(**{"additional-condition": "WHERE  "}),
      "additional-condition"),
     ("filter not a string", KEY.encode(), _snap(**{"additional-condition": 5}),
@@ -200,8 +205,8 @@ def test_json_string_key_is_accepted() -> None:
 
 
 @pytest.mark.parametrize("fragment", [
-    "color='blue'", "start > '2024-01-01'", "truncate(price, 0) > 3", "name = 'a;b -- c'",
-    "id IN (1, 2, 3)", "(a = 1) AND (b = 'it''s')", "`desc` IS NULL", "note = \"x # y\"",
+    "color='blue'", "start > '2024-01-01'", "name = 'a;b -- c'",
+    "id IN (1, 2, 3)", "(a = 1) AND (b = 'it''s')", "`desc` IS NULL", "note = 'x # y'",
 ])
 def test_where_fragments_that_are_accepted(fragment: str) -> None:
     assert check_filter(fragment) == fragment
@@ -292,5 +297,64 @@ def test_execute_snapshot_round_trips_through_json(tables: list[str], bound: int
 @given(before=st.text(alphabet="abc =<>()0123456789", max_size=15),
        after=st.text(alphabet="abc =<>0123456789", max_size=15))
 def test_semicolon_outside_quotes_is_always_rejected(before: str, after: str) -> None:
-    with pytest.raises(ValueError, match=r"';'|unbalanced|empty|statement"):
+    with pytest.raises(ValueError):
         check_filter(f"x{before};{after}")
+
+
+def test_deeply_nested_json_is_rejected_not_raised() -> None:
+    """json.loads raises RecursionError past ~1000 levels: the signal was replayed forever."""
+    for depth in (MAX_JSON_DEPTH + 1, 30_000):
+        value = b'{"type": "log", "data": {"message": "x", "n": ' + b"[" * depth + \
+            b"]" * depth + b"}}"
+        with pytest.raises(SignalRejected, match="nested deeper than"):
+            parse_signal(KEY.encode(), value, KEY)
+
+
+def test_oversize_value_and_id_are_rejected() -> None:
+    big = _v({"type": "log", "data": {"message": "x" * (MAX_VALUE_BYTES + 1)}})
+    with pytest.raises(SignalRejected, match="bytes, more than"):
+        parse_signal(KEY.encode(), big, KEY)
+    long_id = _v({"type": "pause-snapshot", "id": "i" * 129})
+    with pytest.raises(SignalRejected, match="id"):
+        parse_signal(KEY.encode(), long_id, KEY)
+
+
+@pytest.mark.parametrize(("data", "ok"), [
+    ({"chunk-size": MAX_CHUNK_SIZE}, True), ({"chunk-size": MAX_CHUNK_SIZE + 1}, False),
+    ({"chunk-size": 1_000_000}, False), ({"chunk-delay-ms": MAX_CHUNK_DELAY_MS}, True),
+    ({"chunk-delay-ms": MAX_CHUNK_DELAY_MS + 1}, False),
+])
+def test_set_throttle_is_bounded_like_the_config(data: dict[str, int], ok: bool) -> None:
+    value = _v({"type": "set-throttle", "data": data})
+    if ok:
+        assert isinstance(parse_signal(KEY.encode(), value, KEY), SetThrottle)
+    else:
+        with pytest.raises(SignalRejected, match="less than or equal"):
+            parse_signal(KEY.encode(), value, KEY)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=20), inner, max_size=4), max_leaves=30)
+_keys = st.sampled_from(["type", "data", "id", "data-collections", "additional-conditions",
+                         "filter", "data-collection", "surrogate-key", "chunk-size", "message"])
+
+
+@given(st.one_of(
+    st.binary(max_size=200),
+    _json.map(lambda v: json.dumps(v).encode()),
+    st.fixed_dictionaries({"type": st.sampled_from(list(SIGNAL_TYPES) + ["x"]),
+                           "data": st.dictionaries(_keys, _json, max_size=4)})
+    .map(lambda v: json.dumps(v).encode()),
+))
+def test_any_value_is_a_signal_or_one_rejection(value: bytes) -> None:
+    try:
+        parse_signal(KEY.encode(), value, KEY)
+    except SignalRejected as exc:
+        assert exc.reason and "\n" not in exc.reason
+
+
+def test_where_inside_a_filter_is_kept() -> None:
+    """Only a leading WHERE keyword is dropped, never one inside a string or later on."""
+    assert check_filter("s = 'a WHERE b'") == "s = 'a WHERE b'"
+    assert check_filter("WHERE s = 'where'") == "s = 'where'"

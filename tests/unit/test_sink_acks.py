@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from confluent_kafka import KafkaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,17 +57,36 @@ def test_all_acked_is_exact_at_marks_and_never_early(steps: list[Any]) -> None:
     assert sink.all_acked(sink.produced) == (len(delivered) == len(recorded.callbacks))
 
 
+class _Msg:
+    def topic(self) -> str:
+        return "t"
+
+    def key(self) -> bytes:
+        return b'{"schema":{},"payload":{"id":7}}'
+
+    def __len__(self) -> int:
+        return 2_000_000
+
+
 def test_failed_delivery_is_reported() -> None:
     sink, recorded = _sink()
     sink.send("t", b"k", b"v")
-
-    class _Err:
-        def str(self) -> str:
-            return "broker said no"
-
-    class _Msg:
-        def topic(self) -> str:
-            return "t"
-
-    recorded.callbacks[0](_Err(), _Msg())
+    recorded.callbacks[0](KafkaError(KafkaError._MSG_TIMED_OUT, "broker said no"), _Msg())
     assert sink.failure == "delivery to t failed: broker said no"
+
+
+def test_record_over_the_broker_limit_stops_or_is_skipped_on_request() -> None:
+    too_large = KafkaError(KafkaError.MSG_SIZE_TOO_LARGE, "Broker: Message size too large")
+    sink, recorded = _sink()
+    sink.send("t", b"k", b"v")
+    recorded.callbacks[0](too_large, _Msg())
+    assert sink.failure is not None
+    assert sink.failure.startswith('record for t key {"id":7} is 2000000 bytes, over the broker')
+    assert "event.processing.failure.handling.mode=warn" in sink.failure
+    for mode in ("warn", "skip"):
+        sink = Sink({"bootstrap.servers": "127.0.0.1:9", "log_level": "0"}, mode)
+        recorded = _Recorded()
+        sink._produce = recorded  # type: ignore[method-assign]
+        sink.send("t", b"k", b"v")
+        recorded.callbacks[0](too_large, _Msg())
+        assert sink.failure is None and sink.all_acked(sink.produced)

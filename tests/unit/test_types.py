@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import re
+import struct
 from decimal import Decimal
 from typing import Any
 
@@ -44,8 +45,8 @@ SCHEMAS = [
     (Column("a", "int", nullable=False), {"type": "int32", "optional": False}),
     (Column("a", "int", unsigned=True), {"type": "int64", "optional": True}),
     (Column("a", "bigint", unsigned=True), {"type": "int64", "optional": True}),
-    (Column("a", "float"), {"type": "float32", "optional": True}),
-    (Column("a", "double"), {"type": "float64", "optional": True}),
+    (Column("a", "float"), {"type": "float", "optional": True}),
+    (Column("a", "double"), {"type": "double", "optional": True}),
     (Column("a", "decimal", precision=10, scale=2),
      {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
       "version": 1, "parameters": {"scale": "2", "connect.decimal.precision": "10"}}),
@@ -90,7 +91,7 @@ def test_decimal_modes_change_schema_and_value() -> None:
     col = Column("a", "decimal", precision=8, scale=3)
     assert schema_of(col, decimal_mode="string") == {"type": "string", "optional": True}
     assert convert(col, Decimal("-1.5"), decimal_mode="string") == "-1.500"
-    assert schema_of(col, decimal_mode="double") == {"type": "float64", "optional": True}
+    assert schema_of(col, decimal_mode="double") == {"type": "double", "optional": True}
     assert convert(col, Decimal("-1.5"), decimal_mode="double") == -1.5
 
 
@@ -103,13 +104,14 @@ def test_connect_time_precision_uses_kafka_logical_types() -> None:
 
 
 # (column, value as mysql-replication decodes it, value as pymysql decodes it, expected)
+POINT_1_2 = bytes(4) + b"\x01" + (1).to_bytes(4, "little") + struct.pack("<dd", 1.0, 2.0)
 VALUES = [
     (Column("a", "bigint", unsigned=True), 2**64 - 1, 2**64 - 1, -1),
     (Column("a", "bigint", unsigned=True), 2**63 - 1, 2**63 - 1, 2**63 - 1),
     (Column("a", "int", unsigned=True), 2**32 - 1, 2**32 - 1, 2**32 - 1),
     (Column("a", "tinyint"), -128, -128, -128),
     (Column("a", "float"), 1.100000023841858, 1.1, 1.1),
-    (Column("a", "float"), 16777216.0, 16777200.0, 16777200.0),
+    (Column("a", "float"), 0.10000000149011612, 0.1, 0.1),  # binlog float32, SELECT text
     (Column("a", "double"), 0.1, 0.1, 0.1),
     (Column("a", "decimal", precision=10, scale=2), Decimal("-12.34"), Decimal("-12.34"),
      (-1234).to_bytes(2, "big", signed=True)),
@@ -150,6 +152,10 @@ VALUES = [
     (Column("a", "varchar", charset="utf8mb4"), "héllo", "héllo", "héllo"),
     (Column("a", "geometry"), b"\xe6\x10\x00\x00\x01", b"\xe6\x10\x00\x00\x01",
      {"wkb": b"\x01", "srid": 4326}),
+    (Column("a", "geometry"), b"\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x01",
+     {"wkb": b"\x01", "srid": None}),  # SRID 0: Debezium writes null
+    (Column("a", "point"), POINT_1_2, POINT_1_2,
+     {"x": 1.0, "y": 2.0, "wkb": POINT_1_2[4:], "srid": None}),
 ]
 
 
@@ -237,10 +243,21 @@ def test_bigint_unsigned_wraps_like_a_java_long(value: int) -> None:
     assert out % 2**64 == value
 
 
+F32 = struct.Struct("<f")
+
+
 @given(st.floats(width=32, allow_nan=False, allow_infinity=False))
-def test_float_normalises_to_six_significant_digits(value: float) -> None:
-    text = f"{value:.6g}"  # what MariaDB's text protocol returns for a FLOAT
-    assert float32(value) == float32(float(text)) == float(text)
+def test_float_is_the_shortest_decimal_of_the_same_32_bit_float(value: float) -> None:
+    out = float32(value)
+    assert F32.pack(out) == F32.pack(value)  # the same FLOAT, as Java's Float.toString
+    digits = len(repr(out).replace("-", "").replace(".", "").split("e")[0].strip("0"))
+    assert digits <= 9
+
+
+def test_float_keeps_the_binlog_value_debezium_sends() -> None:
+    binlog = F32.unpack(F32.pack(123456.7))[0]  # 123456.703125, as decoded from the binlog
+    assert float32(binlog) == 123456.7
+    assert float32(123457.0) == 123457.0  # a SELECT's text protocol value stays as it is
 
 
 @given(st.integers(1, 64), st.data())

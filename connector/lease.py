@@ -1,0 +1,155 @@
+"""Active-passive leadership: a Kafka consumer group over the single-partition signal topic.
+
+Every `gtidmark run` with the same name joins the group `<name>-leader` and subscribes to
+the signal topic (one partition, so one member holds it). The holder is the active
+instance; the partition is paused at once, so the lease consumer never fetches data. A
+cooperative-sticky assignment keeps the holder when standbys join (an eager rebalance
+would take the partition away from the active instance on every join; measured).
+
+The group says who may lead; it cannot stop a paused holder (SIGSTOP, a long GC pause, a
+starved CPU) from acting on stale belief when it resumes. So leadership also needs
+continuity: `confirmed()` is false once either the lease thread or the engine loop has
+gone `session/3` without running, and the engine then checks the offsets topic for a
+newer writer epoch before it commits again (DBLog's lease, Lindorm's writer fencing).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+log = logging.getLogger("gtidmark.ha")
+KAFKA_LOG = logging.getLogger("gtidmark.ha.kafka")
+
+POLL_INTERVAL_S = 0.1
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Who an instance is, as written next to its epoch in the offsets."""
+
+    host: str
+    pid: int
+    since: float  # wall-clock time the instance became active
+
+    def to_json(self) -> dict[str, Any]:
+        return {"host": self.host, "pid": self.pid, "since": round(self.since, 3)}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Instance | None:
+        if not isinstance(doc, dict):
+            return None
+        return cls(str(doc.get("host", "?")), int(doc.get("pid", 0)),
+                   float(doc.get("since", 0.0)))
+
+    @classmethod
+    def here(cls) -> Instance:
+        """This process, becoming active now."""
+        return cls(socket.gethostname(), os.getpid(), time.time())
+
+
+def client_id() -> str:
+    """host-pid: shows in the broker's group description (`gtidmark status`)."""
+    host = "".join(c if c.isalnum() or c in "._-" else "_" for c in socket.gethostname())
+    return f"gtidmark-{host}-{os.getpid()}"
+
+
+class Lease:
+    """Holds (or waits for) the leadership of one connector name."""
+
+    def __init__(self, settings: dict[str, str], group: str, topic: str,
+                 session_timeout_ms: int) -> None:
+        self.group = group
+        self.topic = topic
+        self.session_s = session_timeout_ms / 1000.0
+        self.grace_s = self.session_s / 3  # continuity needed to act without re-checking
+        self._consumer = Consumer({
+            **settings, "group.id": group, "client.id": client_id(),
+            "enable.auto.commit": False, "enable.auto.offset.store": False,
+            "session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": max(100, session_timeout_ms // 6),
+            "partition.assignment.strategy": "cooperative-sticky",
+            "logger": KAFKA_LOG,
+        })
+        self._held = threading.Event()
+        self._lost = threading.Event()  # set on revoke/lost; cleared by `acquire`
+        self._last_beat = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gtidmark-lease", daemon=True)
+
+    # -- the lease thread: the only one touching the consumer -------------------------
+
+    def start(self) -> None:
+        self._consumer.subscribe([self.topic], on_assign=self._on_assign,
+                                 on_revoke=self._on_revoke, on_lost=self._on_lost)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._consumer.poll(POLL_INTERVAL_S)
+            self._last_beat = time.monotonic()
+        self._consumer.close()  # leaves the group: a standby takes over without waiting
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        consumer.pause(partitions)  # a lease, not a reader: never fetch
+        if any(p.topic == self.topic for p in partitions):
+            self._held.set()
+
+    def _on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if any(p.topic == self.topic for p in partitions) and self._held.is_set():
+            self._held.clear()
+            self._lost.set()
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._on_revoke(consumer, partitions)
+
+    # -- the engine's side ------------------------------------------------------------
+
+    def acquire(self, stopping: threading.Event) -> bool:
+        """Block until this instance holds the lease (True) or `stopping` is set (False)."""
+        while not stopping.is_set():
+            if self._held.wait(0.2):
+                self._lost.clear()
+                return True
+        return False
+
+    def held(self) -> bool:
+        """The group still gives us the partition (no revoke or loss seen)."""
+        return self._held.is_set() and not self._lost.is_set()
+
+    def confirmed(self, engine_beat: float) -> bool:
+        """Held, and neither the lease thread nor the engine loop paused for `grace_s`."""
+        now = time.monotonic()
+        return self.held() and now - self._last_beat < self.grace_s and \
+            now - engine_beat < self.grace_s
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(self.session_s + 5)
+
+
+def group_members(settings: dict[str, str], group: str, timeout: float = 5.0
+                  ) -> list[str] | None:
+    """Client ids (gtidmark-<host>-<pid>) of the instances in the group; None if unknown.
+
+    The broker's group description lists members on Apache Kafka; the local test broker
+    answers with none, which reads as "not reported", not as "no standbys".
+    """
+    conf: dict[str, Any] = {k: v for k, v in settings.items()
+            if k.startswith(("bootstrap.", "security.", "ssl.", "sasl."))}
+    try:
+        future = AdminClient(conf).describe_consumer_groups([group])[group]
+        description = future.result(timeout)
+    except (KafkaException, TimeoutError, ValueError):
+        return None
+    members = [str(m.client_id) for m in description.members]
+    return members or None

@@ -1,0 +1,58 @@
+"""The offsets record's value: one typed contract for every writer and reader of it.
+
+Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
+`server_id`, `ts_sec`) plus our own `snapshot` (owned by the snapshot code: its
+`SnapshotCoordinator.state()`, kept opaque here) and `signal_offset`. A record written by
+Debezium has no `signal_offset` key; `connector.debezium_offsets` translates those.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from connector.lease import Instance
+
+SnapshotState = dict[str, Any]  # SnapshotCoordinator.state() / restore(): opaque here
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorOffsets:
+    gtids: str = ""
+    file: str = ""
+    pos: int = 0
+    event: int = 0
+    row: int = 0
+    server_id: int = 0
+    ts_sec: int = 0
+    snapshot: SnapshotState | None = None
+    signal_offset: int | None = None
+    epoch: int = 0  # the writer's leadership epoch (HA): the highest on the topic wins
+    writer: Instance | None = None  # who wrote it: host, pid, active since
+
+    def to_json(self) -> dict[str, Any]:
+        return {"gtids": self.gtids, "file": self.file, "pos": self.pos, "event": self.event,
+                "row": self.row, "server_id": self.server_id, "ts_sec": self.ts_sec,
+                "snapshot": self.snapshot, "signal_offset": self.signal_offset,
+                "epoch": self.epoch,
+                "writer": None if self.writer is None else self.writer.to_json()}
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.to_json(), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConnectorOffsets:
+        signal_offset = data.get("signal_offset")
+        return cls(gtids=str(data.get("gtids") or ""), file=str(data.get("file") or ""),
+                   pos=int(data.get("pos") or 0), event=int(data.get("event") or 0),
+                   row=int(data.get("row") or 0), server_id=int(data.get("server_id") or 0),
+                   ts_sec=int(data.get("ts_sec") or 0), snapshot=data.get("snapshot") or None,
+                   signal_offset=None if signal_offset is None else int(signal_offset),
+                   epoch=int(data.get("epoch") or 0),
+                   writer=Instance.from_json(data.get("writer")))
+
+
+def written_by_gtidmark(data: dict[str, Any]) -> bool:
+    """Our records always carry `signal_offset` (null before the first signal); Debezium's never."""
+    return "signal_offset" in data

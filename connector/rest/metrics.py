@@ -1,0 +1,122 @@
+"""GET /metrics: Prometheus text with the names Debezium's Grafana dashboards query.
+
+Debezium's MBeans reach Prometheus through jmx_exporter with Debezium's rules (the
+debezium-examples monitoring config): `debezium.<plugin>:type=connector-metrics,
+context=<context>,server=<topic.prefix>` attribute `A` becomes `debezium_metrics_A{plugin,
+name, context}`, and `RowsScanned` gets a `table` label per table. Those are untyped gauges
+with the attribute's own name (no `_total`), so they are gauges here too. Our own numbers
+are `gtidmark_*`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from connector.config import ConnectorConfig
+from connector.rest.control import EngineView
+
+STATES = ("UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING")
+
+
+class EngineCollector(Collector):
+    """Reads the latest published EngineView at each scrape; never touches the engine."""
+
+    def __init__(self, config: ConnectorConfig, view: Callable[[], EngineView]) -> None:
+        self._plugin = config.flavour
+        self._name = config.topic_prefix
+        self._connector = config.name
+        self._view = view
+
+    def _debezium(self, attribute: str, context: str, value: float,
+                  doc: str) -> GaugeMetricFamily:
+        family = GaugeMetricFamily(f"debezium_metrics_{attribute}", doc,
+                                   labels=["plugin", "name", "context"])
+        family.add_metric([self._plugin, self._name, context], value)
+        return family
+
+    def collect(self) -> Iterator[Metric]:
+        view = self._view()
+        snap = view.snapshot
+        streaming = "streaming"
+        yield self._debezium("MilliSecondsBehindSource", streaming, view.behind_source_ms,
+                             "ms between the last applied transaction's commit on the source "
+                             "and its processing (-1 before the first)")
+        yield self._debezium("TotalNumberOfEventsSeen", streaming, view.events_seen,
+                             "row change events applied")
+        yield self._debezium("NumberOfCommittedTransactions", streaming,
+                             view.committed_transactions, "transactions applied")
+        yield self._debezium("Connected", streaming, 1 if view.connected else 0,
+                             "1 while the binlog stream is connected")
+        yield self._debezium("QueueTotalCapacity", streaming, view.queue_total,
+                             "rows the reader may queue before it blocks")
+        yield self._debezium("QueueRemainingCapacity", streaming, view.queue_remaining,
+                             "rows the reader may still queue")
+        context = "snapshot"
+        yield self._debezium("SnapshotRunning", context, 1 if snap.running else 0,
+                             "1 while an incremental snapshot runs")
+        yield self._debezium("SnapshotPaused", context, 1 if snap.paused else 0,
+                             "1 while an incremental snapshot is paused")
+        yield self._debezium("RemainingTableCount", context, snap.remaining_tables,
+                             "tables of the snapshot not finished yet")
+        yield self._debezium("ChunkId", context, snap.chunk,
+                             "ordinal of the current chunk (Debezium's is a string id, which "
+                             "jmx_exporter does not export)")
+        yield self._debezium("TotalNumberOfEventsSeen", context, sum(snap.rows_scanned.values()),
+                             "snapshot rows emitted")
+        rows = GaugeMetricFamily("debezium_metrics_RowsScanned", "snapshot rows emitted per table",
+                                 labels=["plugin", "name", "context", "table"])
+        for table, count in sorted(snap.rows_scanned.items()):
+            rows.add_metric([self._plugin, self._name, context, table], count)
+        yield rows
+        yield from self._own(view)
+
+    def _own(self, view: EngineView) -> Iterator[Metric]:
+        snap = view.snapshot
+        labels = ["connector"]
+        values = [self._connector]
+
+        def gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+            family = GaugeMetricFamily(name, doc, labels=labels)
+            family.add_metric(values, value)
+            return family
+
+        def counter(name: str, doc: str, value: float) -> CounterMetricFamily:
+            family = CounterMetricFamily(name, doc, labels=labels)
+            family.add_metric(values, value)
+            return family
+
+        yield gauge("gtidmark_snapshot_window_open_seconds",
+                    "how long the current chunk's watermark window has been open",
+                    snap.window_open_s)
+        yield counter("gtidmark_snapshot_chunks_reselected",
+                      "chunks selected again (low watermark behind the stream, or DDL)",
+                      snap.chunks_reselected)
+        yield counter("gtidmark_snapshot_window_rows_dropped",
+                      "chunk rows dropped because a change event inside the window had them",
+                      snap.rows_dropped)
+        yield gauge("gtidmark_producer_queue_messages",
+                    "records in the Kafka producer's queue", view.producer_queue)
+        yield gauge("gtidmark_producer_acks_pending",
+                    "records produced and not yet acknowledged by Kafka", view.acks_pending)
+        yield gauge("gtidmark_offsets_commit_age_seconds",
+                    "how long the oldest state not yet in the offsets topic has waited "
+                    "(0: everything committed)", view.commit_age_s)
+        state = GaugeMetricFamily("gtidmark_connector_state",
+                                  "1 for the connector's current Kafka Connect state",
+                                  labels=["connector", "state"])
+        for name in STATES:
+            state.add_metric([self._connector, name], 1 if view.state == name else 0)
+        yield state
+
+
+def registry(config: ConnectorConfig, view: Callable[[], EngineView]) -> CollectorRegistry:
+    """The engine's metrics plus the process ones (CPU, memory, file descriptors)."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(EngineCollector(config, view))
+    ProcessCollector(registry=reg)
+    PlatformCollector(registry=reg)
+    return reg

@@ -1,0 +1,173 @@
+"""`gtidmark run` with the REST server: one Engine per (re)start, driven by REST commands.
+
+A restart ends the running Engine the way SIGTERM does (flush, commit) and starts a new one
+from the committed offsets. While STOPPED or FAILED no Engine runs and this thread answers
+the commands itself: that is when Kafka Connect lets offsets be altered or reset.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import traceback
+from typing import Any
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.engine import STEPPED_DOWN, Engine
+from connector.kafka import TopicAdmin
+from connector.lease import Lease
+from connector.offsets import OffsetStore
+from connector.offsets_value import ConnectorOffsets
+from connector.rest.control import (
+    Command,
+    CommandRefused,
+    EngineControl,
+    EngineView,
+    State,
+    stop_first,
+)
+from connector.rest.server import RestServer
+from connector.run import LeaseUnavailable, detect_flavour, join_group, wait_for_lease
+
+log = logging.getLogger("gtidmark.rest")
+
+OFFSETS_TIMEOUT = 30.0
+
+
+class Supervisor:
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+        self.lease: Lease | None = None
+        self.control = EngineControl()
+        self.stopping = threading.Event()
+        self.engine: Engine | None = None
+        self.paused = False
+
+    def request_stop(self) -> None:
+        self.stopping.set()
+        engine = self.engine
+        if engine is not None:
+            engine.stopping.set()
+
+    def run(self) -> int:
+        server = RestServer(self.config, self.control)
+        server.start()
+        try:
+            self.lease = join_group(self.config)
+            return self._supervise()
+        except LeaseUnavailable:
+            return 1
+        finally:
+            if self.lease is not None:
+                self.lease.close()
+            server.stop()
+
+    def _supervise(self) -> int:
+        state: State = "RUNNING"
+        trace: str | None = None
+        committed: ConnectorOffsets | None = None
+        while not self.stopping.is_set():
+            if state == "RUNNING":
+                state, trace, committed = self._run_engine()
+            else:
+                state = self._while_idle(state, trace, committed)
+                trace = None if state == "RUNNING" else trace
+        return 1 if state == "FAILED" else 0
+
+    def _run_engine(self) -> tuple[State, str | None, ConnectorOffsets | None]:
+        """Run one Engine until it ends; the state it leaves the connector in."""
+        if self.lease is not None:
+            self.control.publish(EngineView(state="UNASSIGNED"))  # a standby, as in Connect
+            if not wait_for_lease(self.lease, self.stopping):
+                return "RUNNING", None, None
+        self.control.publish(EngineView(state="RESTARTING"))
+        try:
+            engine = Engine(detect_flavour(self.config), self.control, paused=self.paused,
+                            lease=self.lease)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line; the status has the trace
+            log.error("cannot start: %s", " ".join(str(exc).split()))
+            return "FAILED", traceback.format_exc(), None
+        self.engine = engine
+        if self.stopping.is_set():
+            engine.stopping.set()
+        code = engine.run()
+        self.engine = None
+        self.paused = engine.paused
+        if code == STEPPED_DOWN:
+            return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
+        command: Command | None = engine.stop_command
+        if code != 0:
+            if command is not None:
+                command.reply.set_exception(CommandRefused(500, "the connector failed while "
+                                                                "stopping; see its status"))
+            if not self.stopping.is_set():
+                log.error("connector failed; it stays FAILED until POST /connectors/%s/restart",
+                          self.config.name)
+            trace = engine.failure or "the connector could not flush and commit on stopping; " \
+                "see its log"
+            return "FAILED", trace, engine.offsets.committed
+        state: State = "RUNNING"
+        if command is not None:
+            state = "STOPPED" if command.kind == "stop" else "RUNNING"
+            self.control.publish(EngineView(state=state, committed=engine.offsets.committed))
+            command.reply.set_result(None)
+        return state, None, engine.offsets.committed
+
+    def _while_idle(self, state: State, trace: str | None,
+                    committed: ConnectorOffsets | None) -> State:
+        """STOPPED or FAILED: answer commands here until one starts an Engine again."""
+        store: OffsetStore | None = None
+        while not self.stopping.is_set():
+            self.control.publish(EngineView(state=state, trace=trace, committed=committed))
+            for command in self.control.pending():
+                kind = command.kind
+                if kind.endswith("offsets"):
+                    if state != "STOPPED":
+                        command.reply.set_exception(
+                            CommandRefused(400, stop_first(self.config.name)))
+                        continue
+                    if store is None:
+                        store = OffsetStore(self.config,
+                                            TopicAdmin(self.config.producer_settings()))
+                    try:
+                        committed = self._modify_offsets(store, command)
+                    except CommandRefused as exc:
+                        command.reply.set_exception(exc)
+                        continue
+                    self.control.publish(EngineView(state=state, committed=committed))
+                    command.reply.set_result(None)
+                    continue
+                if kind in ("pause", "resume"):
+                    self.paused = kind == "pause"
+                command.reply.set_result(None)
+                if (kind == "restart" and state == "FAILED") or (
+                        kind in ("pause", "resume") and state == "STOPPED"):
+                    return "RUNNING"
+            self.control.wait(0.5)
+        return state
+
+    def _modify_offsets(self, store: OffsetStore,
+                        command: Command) -> ConnectorOffsets | None:
+        value = ConnectorOffsets.from_json(command.payload) \
+            if command.kind == "alter-offsets" else None
+        if not store.replace(value, OFFSETS_TIMEOUT):
+            raise CommandRefused(500, "the offsets could not be written to Kafka")
+        log.info("offsets %s (REST): %s", "altered" if value is not None else "reset",
+                 "position forgotten" if value is None else f"gtids={value.gtids}")
+        return value
+
+
+def run_supervised(config: ConnectorConfig) -> int:
+    """`gtidmark run` with `rest.port` set: SIGTERM/SIGINT still flush, commit and exit."""
+    supervisor = Supervisor(config)
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        log.info("received %s, stopping", signal.Signals(signum).name)
+        supervisor.request_stop()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    return supervisor.run()

@@ -1,0 +1,151 @@
+"""The HTTP server of `gtidmark run` (rest.port): a background thread, stdlib http.server.
+
+Optional basic auth (rest.basic.auth.user / .password) guards every path except the
+Kubernetes probes /health and /ready; a missing or wrong header gets 401. Request lines go
+to the DEBUG log; headers (the credentials) are never logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from confluent_kafka.admin import AdminClient
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.rest import connect
+from connector.rest.control import EngineControl
+from connector.rest.routes import Response, RestApp
+from signals.send import send_signal
+
+log = logging.getLogger("gtidmark.rest")
+
+OPEN_PATHS = ("/health", "/ready")
+MAX_BODY = 1 << 20
+UNAUTHORIZED = "User cannot access the resource."  # Kafka Connect's JaasBasicAuthFilter
+
+
+class _ClusterId:
+    """The Kafka cluster id for GET /, asked once."""
+
+    def __init__(self, settings: dict[str, str]) -> None:
+        self._settings = settings
+        self._value: str | None = None
+
+    def __call__(self) -> str | None:
+        if self._value is None:
+            try:
+                meta = AdminClient(dict(self._settings)).list_topics(timeout=5)
+                self._value = meta.cluster_id
+            except Exception as exc:  # noqa: BLE001 - GET / still answers, without it
+                log.debug("kafka cluster id unknown: %s", exc)
+        return self._value
+
+
+def credentials_match(header: str | None, user: str, password: str) -> bool:
+    """True if `header` is `Basic base64(user:password)`; constant-time on the secret."""
+    if not header or not header.startswith("Basic "):
+        return False
+    try:
+        given = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    name, sep, secret = given.partition(":")
+    return bool(sep) and hmac.compare_digest(name.encode(), user.encode()) and \
+        hmac.compare_digest(secret.encode(), password.encode())
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A broken connection is one DEBUG line, not socketserver's traceback on stderr."""
+        log.debug("REST connection from %s ended abruptly", client_address)
+
+
+class RestServer:
+    def __init__(self, config: ConnectorConfig, control: EngineControl) -> None:
+        self.config = config
+        admin_settings = {k: v for k, v in config.producer_settings().items()
+                          if k.startswith(("bootstrap.", "security.", "ssl.", "sasl."))}
+        self.app = RestApp(config, control, send_signal, _ClusterId(admin_settings))
+        try:
+            self._httpd = _Server((config.rest_host, config.rest_port), self._handler())
+        except OSError as exc:
+            raise ConfigError(f"rest.port: cannot listen on {config.rest_host}:"
+                              f"{config.rest_port} ({exc.strerror or exc})") from None
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="rest",
+                                        daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("REST API listening on http://%s:%d%s", self.config.rest_host, self.port,
+                 " (basic auth)" if self.config.rest_auth_user else "")
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        app = self.app
+        config = self.config
+
+        class Handler(BaseHTTPRequestHandler):
+            server_version = "gtidmark"
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                try:
+                    self._serve_checked()
+                except Exception as exc:  # noqa: BLE001 - one JSON error, never a trace
+                    log.warning("REST %s: %s", self.command, " ".join(str(exc).split()))
+                    self._send(Response(400, connect.error(400, "bad request")))
+                    self.close_connection = True
+
+            def _serve_checked(self) -> None:
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                if length > MAX_BODY:
+                    self._send(Response(413, connect.error(413, "request body too large")))
+                    self.close_connection = True
+                    return
+                body = self.rfile.read(length) if length > 0 else b""
+                if config.rest_auth_user is not None and url.path not in OPEN_PATHS and \
+                        not credentials_match(self.headers.get("Authorization"),
+                                              config.rest_auth_user,
+                                              config.rest_auth_password or ""):
+                    self._send(Response(401, connect.error(401, UNAUTHORIZED),
+                                        headers={"WWW-Authenticate":
+                                                 'Basic realm="gtidmark"'}))
+                    return
+                self._send(app.handle(self.command, url.path, parse_qs(url.query), body))
+
+            def _send(self, response: Response) -> None:
+                payload = response.payload()
+                self.send_response(response.status)
+                if payload or response.status not in (202, 204):
+                    self.send_header("Content-Type", response.content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in response.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = do_HEAD = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                log.debug("%s %s", self.address_string(), format % args)
+
+        return Handler

@@ -1,0 +1,40 @@
+"""Server errors of snapshot queries, described by code only.
+
+A server message can quote data (an `extractvalue()` error echoes its argument), so the
+snapshot's log lines carry the error number and a fixed name, never the server's text.
+"""
+
+from __future__ import annotations
+
+import pymysql
+
+# Codes that mean the connection, not the query, failed: retry with a new connection.
+_CONNECTION_CODES = frozenset({1040, 1053, 1152, 1153, 1158, 1159, 1160, 1161, 1205, 1213,
+                               1927, 4031})
+_NAMES = {
+    1969: "statement timeout (max_statement_time)", 3024: "statement timeout",
+    1317: "query interrupted", 1146: "table does not exist", 1049: "unknown database",
+    1054: "unknown column", 1142: "SELECT denied", 1143: "SELECT denied on a column",
+    1064: "syntax error", 1292: "invalid value in the filter",
+    1366: "invalid value in the filter", 1690: "value out of range",
+}
+
+
+def error_code(exc: BaseException) -> int | None:
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_connection_error(exc: pymysql.MySQLError) -> bool:
+    """Client-side (2000-2999), network and lock-wait errors: the same query may succeed."""
+    code = error_code(exc)
+    return code is None or 2000 <= code < 3000 or code in _CONNECTION_CODES
+
+
+def describe(exc: BaseException) -> str:
+    """`error 1969 (statement timeout ...)`: code and a fixed name, never the server text."""
+    code = error_code(exc)
+    if code is None:
+        return type(exc).__name__
+    name = _NAMES.get(code)
+    return f"error {code}" + (f" ({name})" if name else "")

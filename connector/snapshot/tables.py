@@ -1,0 +1,100 @@
+"""Reading what a table's snapshot needs from the catalog: columns, chunk key, filter, bounds.
+
+All catalog reads (information_schema), plus two time-bounded SELECTs; a table that
+cannot be chunked safely raises `TableSkipped` with the one-line reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pymysql
+
+from connector.schema import TableSchema, schema_from_information_schema
+from connector.snapshot.chunks import (
+    Condition,
+    bounded,
+    count_estimate_query,
+    max_key_query,
+    probe_query,
+)
+from connector.snapshot.keys import (
+    KeyRefused,
+    binlog_key_reader,
+    chunk_key_columns,
+    unique_columns_query,
+)
+from connector.snapshot.progress import TableProgress
+from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.window import Key
+from signals.filters import FilterError, parse_filter
+
+Flavour = Literal["mysql", "mariadb"]
+CHUNK_TIMEOUT_S = 30.0   # a chunk or max-key SELECT running longer is aborted by the server
+PROBE_TIMEOUT_S = 5.0    # checking a signal's filter
+
+
+class TableSkipped(ValueError):
+    """The table's snapshot cannot run (gone, no safe key, a filter it refuses)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkedTable:
+    """One table as its chunks are read: columns, chunk key, rendered filter, binlog keys."""
+
+    schema: TableSchema
+    key_columns: tuple[str, ...]
+    condition: Condition | None
+    binlog_key: Callable[[dict[str, Any]], Key]
+
+
+def open_table(conn: pymysql.connections.Connection, progress: TableProgress) -> ChunkedTable:
+    db, table = progress.table.split(".", 1)
+    try:
+        schema = schema_from_information_schema(conn, db, table)
+        with conn.cursor() as cur:
+            cur.execute(*unique_columns_query(db, table))
+            unique = {str(name) for _, name, count in cur.fetchall() if count == 1}
+        keys = chunk_key_columns(schema, progress.surrogate_key, unique)
+        condition = None if progress.condition is None else parse_filter(
+            progress.condition).render([c.name for c in schema.columns])
+    except (LookupError, KeyRefused, FilterError) as exc:
+        raise TableSkipped(str(exc)) from None
+    return ChunkedTable(schema, keys, condition, binlog_key_reader(schema, keys))
+
+
+def measure(conn: pymysql.connections.Connection, progress: TableProgress,
+            table: ChunkedTable, flavour: Flavour) -> None:
+    """Where the table's snapshot ends (its largest key now) and its estimated size."""
+    db, name = progress.table.split(".", 1)
+    sql, params = max_key_query(db, name, table.key_columns, table.condition)
+    with conn.cursor() as cur:
+        cur.execute(bounded(sql, flavour, CHUNK_TIMEOUT_S), params)
+        row = cur.fetchone()
+        progress.max_key = tuple(row) if row else ()
+        cur.execute(*count_estimate_query(db, name))
+        est = cur.fetchone()
+        progress.estimate = int(est[0] or 0) if est else 0
+
+
+def condition_refused(conn: pymysql.connections.Connection, table: str, condition: str,
+                      flavour: Flavour) -> str | None:
+    """Why `condition` may not run on `table`, or None: the grammar, the table's own
+    columns, then the server's plan of a LIMIT 0 query (time-bounded)."""
+    db, name = table.split(".", 1)
+    try:
+        schema = schema_from_information_schema(conn, db, name)
+        sql, params = probe_query(db, name, parse_filter(condition).render(
+            [c.name for c in schema.columns]))
+        with conn.cursor() as cur:
+            cur.execute(bounded(sql, flavour, PROBE_TIMEOUT_S), params)
+            cur.fetchall()
+    except (FilterError, LookupError) as exc:
+        return str(exc)
+    except pymysql.MySQLError as exc:
+        if is_connection_error(exc):
+            raise
+        return f"not valid SQL: {describe(exc)}"
+    return None

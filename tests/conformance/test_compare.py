@@ -1,0 +1,45 @@
+"""The comparison itself: what it masks, and that it still sees a real difference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conformance.compare import allowed, compare_sequences, differences
+
+
+def record(after: dict[str, Any], **source: Any) -> dict[str, Any]:
+    base = {"version": "x", "connector": "mysql", "ts_ms": 1, "gtid": None, "thread": None}
+    schema = {"type": "struct", "name": "io.debezium.connector.mysql.Source",
+              "fields": [{"field": "after", "type": "struct"}]}
+    return {"topic": "p.db.t", "key": {"payload": {"id": 1}},
+            "value": {"schema": schema, "payload": {"after": after, "source": {**base, **source},
+                                                     "ts_ms": 5}}}
+
+
+def test_allowed_fields_are_masked_and_flavour_names_read_alike() -> None:
+    theirs = record({"v": 1}, version="3.6.3.Final")
+    ours = record({"v": 1}, version="gtidmark", gtid="0-1-5", connector="mariadb")
+    ours["value"]["payload"]["ts_ms"] = 6  # processing time
+    ours["value"]["schema"]["name"] = "io.debezium.connector.mariadb.Source"
+    assert compare_sequences([theirs], [ours], "t") == []
+
+
+def test_a_value_difference_is_reported_with_its_column() -> None:
+    problems = compare_sequences([record({"v": 1})], [record({"v": 2})], "t")
+    assert problems == ["t[0] value.payload.after.v: Debezium 1 != gtidmark 2"]
+    assert compare_sequences([record({"v": 1})], [], "t") == [
+        "t: Debezium sent 1 records, gtidmark 0"]
+
+
+def test_zoned_timestamps_of_snapshot_reads_may_differ_only_in_form() -> None:
+    same = 'r[0] value.payload.after.ts3: Debezium "1970-01-01T00:00:01Z" != gtidmark ' \
+           '"1970-01-01T00:00:01.000Z"'
+    other = 'r[0] value.payload.after.ts3: Debezium "1970-01-01T00:00:01Z" != gtidmark ' \
+            '"1970-01-01T00:00:02.000Z"'
+    streamed = same.replace("r[0]", "p.db.t[0]")
+    assert allowed(same) and not allowed(other) and not allowed(streamed)
+
+
+def test_differences_walks_nested_structures() -> None:
+    assert differences({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}], "c": 0}) == [
+        "a[1].b: Debezium 2 != gtidmark 3", "c: only gtidmark has it (0)"]

@@ -1,0 +1,302 @@
+"""Migration from Debezium: gtidmark started on the offsets topic Debezium's own MySQL
+connector wrote (same name and prefix, Kafka Connect's KafkaOffsetBackingStore on our
+broker) picks up where Debezium stopped. The rows come from both: Debezium's records up
+to its stop, gtidmark's topics after; together they must equal the primary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connector.config import parse_config
+from connector.kafka import key_partition
+from connector.offsets import read_committed
+from tests.connector_tools import (
+    ConnectorProcess,
+    connector_document,
+    decode_row,
+    source_rows,
+)
+from tests.debezium_runner import (
+    DEBEZIUM_SERVER_VERSION,
+    KAFKA_OFFSETS,
+    DebeziumProcess,
+    mysql_properties,
+)
+from tests.integration.test_streaming import as_int64
+from tests.kafka_tools import consume_all
+from tests.services import (
+    CDC_USER,
+    REPL_PASSWORD,
+    REPL_USER,
+    Broker,
+    MariaDb,
+    MariaDbPair,
+    wait_for,
+)
+from tests.workload import TABLES, Workload
+
+OFFSETS_PARTITIONS = 25  # Kafka Connect's default for its offsets topic
+ROWS = 3000
+
+
+def apply(table: dict[str, dict[str, Any]], key: Any, value: Any) -> None:
+    """One Debezium JSON (schemas enabled) change applied to a table keyed by its key JSON."""
+    if value is None:
+        return
+    payload, schema = value["payload"], value["schema"]
+    ident = json.dumps(key["payload"], sort_keys=True)
+    if payload["op"] == "d":
+        table.pop(ident, None)
+        return
+    after = next(f for f in schema["fields"] if f["field"] == "after")
+    table[ident] = decode_row(after, payload["after"])
+
+
+def debezium_offsets_props(pair: MariaDbPair, broker: Broker, doc: dict[str, Any],
+                           workdir: Path) -> dict[str, str]:
+    return mysql_properties(pair, doc["config"]["topic.prefix"], workdir, KAFKA_OFFSETS, **{
+        "name": doc["name"],
+        "database.include.list": doc["config"]["database.include.list"],
+        "offset.storage.topic": f"{doc['config']['topic.prefix']}-offsets",
+        "offset.storage.partitions": OFFSETS_PARTITIONS,
+        "offset.storage.replication.factor": 1,
+        "bootstrap.servers": broker.bootstrap,
+    })
+
+
+def lost_rows(pair: MariaDbPair, broker: Broker, db: str,
+              debezium_records: list[dict[str, Any]]) -> int:
+    """Primary rows missing or different after Debezium's records then gtidmark's topics."""
+    lost = 0
+    for name, (_, key) in TABLES.items():
+        topic = f"{db}.{db}.{name}"
+        table: dict[str, dict[str, Any]] = {}
+        for record in debezium_records:
+            if record["topic"] == topic:
+                apply(table, record["key"], record["value"])
+        for msg in consume_all(broker.bootstrap, topic):
+            apply(table, json.loads(msg.key()),
+                  None if msg.value() is None else json.loads(msg.value()))
+        for ident, row in source_rows(pair, db, name, key).items():
+            if name == "orders":
+                row["flags"] = as_int64(row["flags"])
+            got = table.get(ident)
+            if got is None or any(got.get(c) != v for c, v in row.items()):
+                lost += 1
+    return lost
+
+
+def test_gtidmark_resumes_from_debeziums_streaming_offsets(
+        dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    db = unique_name
+    workload = Workload(dbz_mariadb, db, seed=53)
+    workload.create()
+    dbz_mariadb.wait_synced()
+    doc = connector_document(dbz_mariadb, broker, db)
+    dbz = DebeziumProcess(debezium_offsets_props(dbz_mariadb, broker, doc, tmp_path / "dbz"),
+                          tmp_path / "dbz")
+    dbz.start()
+    try:
+        workload.run(300, add_column_at=None)
+        dbz_mariadb.wait_synced()
+        dbz.wait_records(lambda rs: lost_rows(dbz_mariadb, broker, db, rs) == 0, 180,
+                         "Debezium to stream the first changes")
+    finally:
+        assert dbz.stop() == 0
+    key = json.dumps([doc["name"], {"server": db}], separators=(",", ":")).encode()
+    written = [m for m in consume_all(broker.bootstrap, f"{db}-offsets") if m.key() == key]
+    assert {m.partition() for m in written} == {key_partition(key, OFFSETS_PARTITIONS)}
+    raw = json.loads(written[-1].value())
+    # Debezium's MySQL connector gets no GTIDs from MariaDB: file/pos only
+    assert "gtids" not in raw and {"file", "pos", "server_id", "ts_sec"} <= raw.keys(), raw
+    stored = read_committed(parse_config(doc))
+    assert stored is not None and (stored.file, stored.pos) == (raw["file"], raw["pos"])
+    workload.run(600, add_column_at=None)  # while neither runs
+    conn = ConnectorProcess(doc, tmp_path)
+    conn.start()
+    try:
+        conn.wait_log("binlog stream open", timeout=120)
+        workload.run(200, add_column_at=None)
+        workload.close()
+        dbz_mariadb.wait_synced()
+        wait_for(lambda: lost_rows(dbz_mariadb, broker, db, dbz.records()) == 0, 180,
+                 "gtidmark to carry on where Debezium stopped", interval=1.0)
+        assert conn.stop() == 0
+    finally:
+        conn.ensure_stopped()
+    assert "offsets written by Debezium" in conn.log()
+
+
+class WritableReplica(MariaDb):
+    """A replica Debezium can write its snapshot watermarks to (its own GTID domain).
+
+    Debezium's MySQL connector needs a signal table it can write for incremental snapshots
+    without MySQL GTIDs; the test's usual replicas are read-only.
+    """
+
+    def command(self) -> list[str]:
+        args = [a for a in super().command() if a != "--read-only=ON"]
+        return [*args, "--read-only=OFF", "--gtid-domain-id=7"]
+
+
+@pytest.fixture
+def writable_dbz_replica(mariadb: MariaDbPair) -> Iterator[MariaDbPair]:
+    replica = WritableReplica("dbzwritable", mariadb.primary.base, server_id=4, replica=True,
+                              version=DEBEZIUM_SERVER_VERSION)
+    replica.start()
+    pair = MariaDbPair(mariadb.primary, replica)
+    try:
+        replica.execute(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', "
+                        f"MASTER_PORT={mariadb.primary.port}, MASTER_USER='{REPL_USER}', "
+                        f"MASTER_PASSWORD='{REPL_PASSWORD}', MASTER_USE_GTID=slave_pos")
+        replica.execute("START SLAVE")
+        pair.wait_synced()
+        yield pair
+    finally:
+        replica.stop()
+
+
+def settle_local_writes(replica: MariaDb) -> None:
+    """Make Debezium's watermark writes (domain 7) part of the replica's applied position.
+
+    gtidmark's low watermark is `@@gtid_slave_pos`: a replica with local writes of its own
+    would never look caught up. Read-only again, it is an ordinary replica from here on.
+    """
+    replica.execute("STOP SLAVE")
+    replica.execute("SET GLOBAL read_only = ON")
+    replica.execute("CHANGE MASTER TO IGNORE_DOMAIN_IDS = (7)")
+    replica.execute("SET GLOBAL gtid_slave_pos = @@global.gtid_binlog_pos")
+    replica.execute("START SLAVE")
+
+
+def key_id(key: dict[str, Any]) -> int:
+    return int(decode_row(key["schema"], key["payload"])["id"])
+
+
+def snap_rows_lost(pair: MariaDbPair, broker: Broker, db: str,
+                   debezium_records: list[dict[str, Any]]) -> int:
+    """`lost_rows` for the snapshot test's table, keyed by its id's value (INT or DECIMAL)."""
+    topic = f"{db}.{db}.snap"
+    changes = [(r["key"], r["value"]) for r in debezium_records if r["topic"] == topic]
+    changes += [(json.loads(m.key()), None if m.value() is None else json.loads(m.value()))
+                for m in consume_all(broker.bootstrap, topic)]
+    table: dict[int, Any] = {}
+    for key, value in changes:
+        if value is not None and value["payload"]["op"] == "d":
+            table.pop(key_id(key), None)
+        elif value is not None:
+            table[key_id(key)] = value["payload"]["after"]["v"]
+    rows = {int(row_id): v for row_id, v in pair.primary.execute(f"SELECT id, v FROM {db}.snap")}
+    return sum(table.get(row_id) != v for row_id, v in rows.items()) + len(table.keys() - rows)
+
+
+def snapshot_rows(records: list[dict[str, Any]], topic: str) -> list[int]:
+    return [key_id(r["key"]) for r in records
+            if r["topic"] == topic and r["value"] and r["value"]["payload"]["op"] == "r"]
+
+
+@pytest.mark.parametrize("key_type", ["INT", "DECIMAL(20,0)"])
+def test_gtidmark_continues_debeziums_incremental_snapshot(
+        writable_dbz_replica: MariaDbPair, broker: Broker, unique_name: str,
+        tmp_path: Path, key_type: str) -> None:
+    """An INT chunk key is read back (resume after it); a DECIMAL one (a serialized
+    BigDecimal) is not, and that table starts over: duplicates, no gap."""
+    pair, db = writable_dbz_replica, unique_name
+    p = pair.primary
+    p.execute(f"CREATE DATABASE {db}")
+    p.execute(f"CREATE TABLE {db}.snap (id {key_type} PRIMARY KEY, v VARCHAR(20))")
+    p.execute(f"CREATE TABLE {db}.dbz_signal (id VARCHAR(42) PRIMARY KEY, "
+              "type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
+    p.execute(f"GRANT INSERT, UPDATE, DELETE ON {db}.dbz_signal TO '{CDC_USER}'@'%'")
+    p.execute(f"INSERT INTO {db}.snap SELECT seq, CONCAT('v', seq) FROM {db}.seq_1_to_{ROWS}")
+    pair.wait_synced()
+    doc = connector_document(pair, broker, db)
+    topic = f"{db}.{db}.snap"
+    props = debezium_offsets_props(pair, broker, doc, tmp_path / "dbz")
+    props.update({"signal.data.collection": f"{db}.dbz_signal",
+                  "incremental.snapshot.chunk.size": "50"})
+    dbz = DebeziumProcess(props, tmp_path / "dbz")
+    dbz.start()
+    try:
+        p.execute(f"INSERT INTO {db}.dbz_signal VALUES ('s1', 'execute-snapshot', "
+                  f"'{{\"data-collections\": [\"{db}.snap\"], \"type\": \"incremental\"}}')")
+        dbz.wait_records(lambda rs: len(snapshot_rows(rs, topic)) >= 300, 180,
+                         "Debezium's snapshot to be under way")
+    finally:
+        stopped = dbz.stop()
+    # Closed mid-snapshot, the engine's run() ends with an InterruptedException after a
+    # clean stop (offsets committed); the runner reports that as exit 1.
+    assert stopped == 0 or "InterruptedException" in dbz.log_path.read_text()
+    assert "Engine state has changed from 'STOPPING' to 'STOPPED'" in dbz.engine_log()
+    settle_local_writes(pair.replica)
+    debezium_seen = snapshot_rows(dbz.records(), topic)
+    assert len(set(debezium_seen)) < ROWS, "Debezium finished before it was stopped"
+    stored = read_committed(parse_config(doc))
+    assert stored is not None and stored.snapshot is not None
+    assert not stored.snapshot.get("initial")  # Debezium's incremental snapshot, continued
+    p.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")  # while neither runs
+    p.execute(f"DELETE FROM {db}.snap WHERE id % 89 = 0")
+    conn = ConnectorProcess(doc, tmp_path)
+    conn.start()
+    try:
+        conn.wait_log("binlog stream open", timeout=120)
+        p.execute(f"INSERT INTO {db}.snap VALUES ({ROWS + 1}, 'late')")
+        pair.wait_synced()
+        wait_for(lambda: snap_rows_lost(pair, broker, db, dbz.records()) == 0, 240,
+                 "gtidmark to finish Debezium's snapshot", interval=1.0)
+        assert conn.stop() == 0
+    finally:
+        conn.ensure_stopped()
+    ours = [key_id(json.loads(m.key())) for m in consume_all(broker.bootstrap, topic)
+            if m.value() is not None and json.loads(m.value())["payload"]["op"] == "r"]
+    if key_type == "INT":  # resumed after Debezium's last chunk, not from the table's start
+        assert min(ours) > 50 and min(ours) <= max(debezium_seen) + 1
+        assert "cannot be read" not in conn.log()
+    else:
+        assert min(ours) == 1
+        assert conn.log().count(f"the snapshot position in {db}.snap cannot be read") == 1
+
+
+def test_offsets_from_an_interrupted_debezium_initial_snapshot(
+        dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Debezium stopped during its initial snapshot: every table is snapshotted again."""
+    pair, db = dbz_mariadb, unique_name
+    p = pair.primary
+    p.execute(f"CREATE DATABASE {db}")
+    p.execute(f"CREATE TABLE {db}.snap (id INT PRIMARY KEY, v VARCHAR(20))")
+    p.execute(f"INSERT INTO {db}.snap SELECT seq, CONCAT('v', seq) FROM {db}.seq_1_to_200000")
+    pair.wait_synced()
+    doc = connector_document(pair, broker, db)
+    topic = f"{db}.{db}.snap"
+    props = debezium_offsets_props(pair, broker, doc, tmp_path / "dbz")
+    props["snapshot.mode"] = "initial"
+    dbz = DebeziumProcess(props, tmp_path / "dbz")
+    dbz.start(ready=None)
+    try:
+        dbz.wait_records(lambda rs: len(snapshot_rows(rs, topic)) >= 2000, 180,
+                         "Debezium's initial snapshot to be under way")
+    finally:  # killed: a clean stop mid-snapshot can hang the runner's engine thread
+        assert dbz.proc is not None
+        dbz.proc.kill()
+        dbz.proc.wait(30)
+    key = json.dumps([doc["name"], {"server": db}], separators=(",", ":")).encode()
+    written = [json.loads(m.value()) for m in consume_all(broker.bootstrap, f"{db}-offsets")
+               if m.key() == key]
+    assert written[-1].get("snapshot") == "INITIAL", written[-1]  # what Debezium 3.6.3 writes
+    assert len(set(snapshot_rows(dbz.records(), topic))) < 200_000
+    p.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")
+    conn = ConnectorProcess(doc, tmp_path)
+    conn.start()
+    try:
+        conn.wait_log("binlog stream open", timeout=120)
+        wait_for(lambda: snap_rows_lost(pair, broker, db, dbz.records()) == 0, 240,
+                 "gtidmark to snapshot the table Debezium did not finish", interval=2.0)
+        assert conn.stop() == 0
+    finally:
+        conn.ensure_stopped()
+    assert conn.log().count("Debezium's initial snapshot") == 1

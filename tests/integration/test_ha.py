@@ -1,0 +1,282 @@
+"""Active-passive high availability: one leader among several `gtidmark run` processes,
+takeover when it dies or is paused, and fencing of a leader that comes back."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal as unix_signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connector.gtid import MariaDbGtidPos
+from tests.connector_tools import ConnectorProcess, connector_document, wait_until
+from tests.integration.test_snapshot import Writer, compare, make_table, signal
+from tests.kafka_tools import consume_all, list_topics
+from tests.services import Broker, MariaDbPair, ServiceError
+
+SESSION_MS = 3000
+
+
+def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every offsets value this connector's instances wrote, in topic order."""
+    topic = f"{doc['config']['topic.prefix']}-offsets"
+    if topic not in list_topics(broker.bootstrap):
+        return []
+    key = json.dumps([doc["name"], {"server": doc["config"]["topic.prefix"]}],
+                     separators=(",", ":")).encode()
+    return [json.loads(m.value()) for m in consume_all(broker.bootstrap, topic)
+            if m.key() == key and m.value() is not None]
+
+
+def leader_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest record of the highest epoch: what a starting instance resumes from."""
+    best: dict[str, Any] | None = None
+    for record in records:
+        if best is None or record["epoch"] >= best["epoch"]:
+            best = record
+    return best
+
+
+class Group:
+    """Several instances of one connector, each with its own log."""
+
+    def __init__(self, doc: dict[str, Any], base: Path, size: int) -> None:
+        self.doc = doc
+        self.procs = []
+        for i in range(size):
+            workdir = base / f"instance{i}"
+            workdir.mkdir()
+            self.procs.append(ConnectorProcess(doc, workdir))
+
+    def start(self) -> None:
+        for proc in self.procs:
+            proc.start()
+
+    def by_pid(self, pid: int) -> ConnectorProcess:
+        return next(p for p in self.procs if p.proc is not None and p.proc.pid == pid)
+
+    def wait_epoch_above(self, broker: Broker, epoch: int, timeout: float = 120
+                         ) -> dict[str, Any]:
+        def newer() -> dict[str, Any] | None:
+            record = leader_record(offsets_records(broker, self.doc))
+            return record if record is not None and record["epoch"] > epoch else None
+        try:
+            found: dict[str, Any] = wait_until(newer, timeout, f"an epoch above {epoch}")
+        except ServiceError as exc:
+            tails = "\n".join(p.log()[-1500:] for p in self.procs)
+            raise AssertionError(f"{exc}; the instances' logs end with:\n{tails}") from None
+        return found
+
+    def wait_committed_in_epoch(self, broker: Broker, claim: dict[str, Any],
+                                timeout: float = 120) -> dict[str, Any]:
+        """A record of the claim's epoch after the claim: the new leader streams and commits."""
+        def committed() -> dict[str, Any] | None:
+            mine = [r for r in offsets_records(broker, self.doc) if r["epoch"] == claim["epoch"]]
+            return mine[-1] if len(mine) > 1 else None
+        found: dict[str, Any] = wait_until(committed, timeout, f"a commit in epoch {claim['epoch']}")
+        return found
+
+    def logs(self) -> str:
+        return "\n".join(p.log() for p in self.procs)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            proc.ensure_stopped()
+
+
+@pytest.fixture
+def group_factory(tmp_path: Path) -> Iterator[Any]:
+    made: list[Group] = []
+
+    def make(doc: dict[str, Any], size: int) -> Group:
+        base = tmp_path / f"group{len(made)}"
+        base.mkdir()
+        group = Group(doc, base, size)
+        made.append(group)
+        return group
+
+    yield make
+    for group in made:
+        try:
+            for proc in group.procs:
+                if proc.proc is not None and proc.proc.poll() is None:
+                    thaw(descendants(proc.proc.pid))  # a stopped process cannot stop cleanly
+        finally:
+            group.stop_all()
+
+
+def descendants(pid: int) -> list[int]:
+    """The process and all its children (the binlog reader is a child process)."""
+    out = [pid]
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread just ended
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                out += descendants(int(child))
+    return out
+
+
+def freeze(proc: ConnectorProcess) -> list[int]:
+    """SIGSTOP an instance whole, as a paused VM or a frozen container is."""
+    assert proc.proc is not None
+    pids = descendants(proc.proc.pid)
+    for pid in pids:
+        os.kill(pid, unix_signal.SIGSTOP)
+    return pids
+
+
+def thaw(pids: list[int]) -> None:
+    for pid in reversed(pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, unix_signal.SIGCONT)
+
+
+def wait_covered(mariadb: MariaDbPair, broker: Broker, doc: dict[str, Any],
+                 timeout: float = 240) -> None:
+    target = MariaDbGtidPos.parse(mariadb.wait_synced())
+
+    def covered() -> bool:
+        record = leader_record(offsets_records(broker, doc))
+        return record is not None and MariaDbGtidPos.parse(record["gtids"]).covers(target)
+
+    wait_until(covered, timeout, f"the leader's offsets to cover {target}")
+
+
+def ha_document(mariadb: MariaDbPair, broker: Broker, db: str, **extra: Any) -> dict[str, Any]:
+    return connector_document(mariadb, broker, db, ha__session__timeout__ms=str(SESSION_MS),
+                              **extra)
+
+
+def test_one_leader_and_takeovers_lose_nothing(mariadb: MariaDbPair, broker: Broker,
+                                               unique_name: str, group_factory: Any) -> None:
+    db = unique_name
+    make_table(mariadb, db, 30_000)
+    doc = ha_document(mariadb, broker, db, incremental__snapshot__chunk__size="500",
+                      incremental__snapshot__chunk__delay__ms="50")
+    group: Group = group_factory(doc, 3)
+    group.start()
+    first = group.wait_epoch_above(broker, 0)
+    writer = Writer(mariadb, db, "big", 30_000, seed=11, per_second=200)
+    writer.start()
+    takeovers: list[float] = []
+    try:
+        signal(group.procs[0], "execute-snapshot", tables=[f"{db}.big"])
+        leader = first
+        for round_ in range(10):
+            old_pid = leader["writer"]["pid"]
+            old = group.by_pid(old_pid)
+            time.sleep(1.0)
+            began = time.monotonic()
+            assert old.proc is not None
+            if round_ % 2 == 0:
+                old.kill()
+                old.start()  # comes back as a standby
+            else:
+                frozen = freeze(old)  # a zombie-to-be
+            leader = group.wait_epoch_above(broker, leader["epoch"])
+            takeovers.append(time.monotonic() - began)
+            leader = group.wait_committed_in_epoch(broker, leader)  # not only its claim
+            if round_ % 2 == 1:
+                thaw(frozen)  # must step down, not commit
+            assert leader["writer"]["pid"] != old_pid
+        # Done when the leader's committed offsets hold no snapshot any more.
+        wait_until(lambda: (r := leader_record(offsets_records(broker, doc))) is not None
+                   and r["signal_offset"] == 1 and not r["snapshot"], 300,
+                   "the snapshot committed as finished")
+    finally:
+        writer.stop()
+    wait_covered(mariadb, broker, doc)
+    envelopes = compare(mariadb, broker, db, "big", ["id"])
+    logs = group.logs()
+    # The signal acted on exactly once: its effect committed once (signal position and
+    # snapshot move forward together, never back), one snapshot run completed.
+    records = offsets_records(broker, doc)
+    positions = [r["signal_offset"] for r in records]
+    assert positions == sorted(positions) and positions[-1] == 1
+    snapshot_ids = set(re.findall(r"snapshot ([0-9a-f-]{36})", logs))
+    assert len(snapshot_ids) == 1  # a leader killed mid-way is resumed, never restarted
+    newest = leader_record(records)
+    assert newest is not None
+    live = group.by_pid(newest["writer"]["pid"])
+    assert live.proc is not None and live.proc.poll() is None
+    epochs = Counter((r["epoch"], r["writer"]["pid"]) for r in records)
+    by_epoch = Counter(epoch for epoch, _ in epochs)
+    assert all(n == 1 for n in by_epoch.values()), "two writers committed in one epoch"
+    streamed = [(e["source"]["gtid"], e["source"]["row"], e["op"], json.dumps(e["after"]))
+                for e in envelopes if e["op"] != "r"]
+    duplicates = len(streamed) - len(set(streamed))
+    print(f"\nHA: takeover median {statistics.median(takeovers):.1f}s max "
+          f"{max(takeovers):.1f}s over {len(takeovers)}; duplicate change records "
+          f"{duplicates} ({duplicates / len(takeovers):.0f} per takeover); rows lost 0")
+
+
+def test_paused_leader_is_fenced_when_it_resumes(mariadb: MariaDbPair, broker: Broker,
+                                                 unique_name: str, group_factory: Any) -> None:
+    db = unique_name
+    make_table(mariadb, db, 100)
+    doc = ha_document(mariadb, broker, db)
+    group: Group = group_factory(doc, 2)
+    group.start()
+    first = group.wait_epoch_above(broker, 0)
+    zombie = group.by_pid(first["writer"]["pid"])
+    frozen = freeze(zombie)
+    second = group.wait_epoch_above(broker, first["epoch"])
+    mariadb.primary.execute(f"UPDATE {db}.big SET v = v + 1 WHERE id <= 50")
+    wait_covered(mariadb, broker, doc)
+    seen = len(offsets_records(broker, doc))
+    mark = len(zombie.log())
+    thaw(frozen)
+    zombie.wait_log("stepping down to standby", after=mark, timeout=30)
+    zombie.wait_log("standby: waiting for the lease", after=mark, timeout=30)
+    mariadb.primary.execute(f"UPDATE {db}.big SET v = v + 1 WHERE id > 50")
+    wait_covered(mariadb, broker, doc)
+    late = offsets_records(broker, doc)[seen:]
+    assert late and all(r["epoch"] == second["epoch"] for r in late)
+    assert all(r["writer"]["pid"] == second["writer"]["pid"] for r in late)
+    compare(mariadb, broker, db, "big", ["id"])
+    status = subprocess.run([sys.executable, "-m", "connector.cli", "status", "--json",
+                             "--config", str(zombie.config_path)], capture_output=True,
+                            text=True, timeout=60, check=True)
+    active = json.loads(status.stdout)["active"]
+    assert (active["pid"], active["epoch"]) == (second["writer"]["pid"], second["epoch"])
+
+
+def test_broker_paused_longer_than_the_lease(mariadb: MariaDbPair, broker: Broker,
+                                             unique_name: str, group_factory: Any) -> None:
+    db = unique_name
+    make_table(mariadb, db, 100)
+    doc = ha_document(mariadb, broker, db)
+    group: Group = group_factory(doc, 2)
+    group.start()
+    group.wait_epoch_above(broker, 0)
+    writer = Writer(mariadb, db, "big", 100, seed=3, per_second=50)
+    writer.start()
+    try:
+        time.sleep(1)
+        broker.pause()
+        try:
+            time.sleep(SESSION_MS / 1000 * 3)
+        finally:
+            broker.resume()
+        time.sleep(SESSION_MS / 1000 * 2)
+    finally:
+        writer.stop()
+    wait_covered(mariadb, broker, doc)
+    compare(mariadb, broker, db, "big", ["id"])
+    records = offsets_records(broker, doc)
+    writers_per_epoch: dict[int, set[int]] = {}
+    for record in records:
+        writers_per_epoch.setdefault(record["epoch"], set()).add(record["writer"]["pid"])
+    assert all(len(pids) == 1 for pids in writers_per_epoch.values()), writers_per_epoch
+    alive = [p for p in group.procs if p.proc is not None and p.proc.poll() is None]
+    assert len(alive) == 2

@@ -1,0 +1,95 @@
+"""Pure rules behind the capture guards: server settings, statement DML, XA, TLS."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from connector.binlog.statements import dml_target, is_dml
+from connector.binlog.xa import OpenXa, parse_xa_end
+from connector.config import ConfigError
+from connector.gtid import MariaDbGtidPos
+from connector.mysql_tls import mysql_ssl
+from connector.preflight import server_problem
+
+GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
+        "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON"}
+
+
+def test_a_well_configured_replica_passes() -> None:
+    assert server_problem(GOOD, mariadb=True, replica=True) is None
+
+
+@pytest.mark.parametrize(("name", "bad"), [("log_bin", "OFF"), ("binlog_format", "STATEMENT"),
+                                           ("binlog_row_image", "NOBLOB"),
+                                           ("binlog_row_metadata", "MINIMAL"),
+                                           ("gtid_strict_mode", "OFF"),
+                                           ("log_slave_updates", "OFF")])
+def test_each_bad_setting_is_named_with_the_value_needed(name: str, bad: str) -> None:
+    problem = server_problem({**GOOD, name: bad}, mariadb=True, replica=True)
+    assert problem is not None and "\n" not in problem
+    assert f"server variable {name} is {bad}, gtidmark needs {name}={GOOD[name]}" in problem
+
+
+def test_primary_needs_no_log_slave_updates_and_mysql_no_strict_mode() -> None:
+    settings = {**GOOD, "log_slave_updates": "OFF", "gtid_strict_mode": "OFF"}
+    assert server_problem(settings, mariadb=False, replica=False) is None
+
+
+def test_a_missing_variable_is_named() -> None:
+    settings = {k: v for k, v in GOOD.items() if k != "binlog_row_metadata"}
+    assert "binlog_row_metadata is missing" in (server_problem(settings, True, True) or "")
+
+
+@pytest.mark.parametrize(("query", "target"), [
+    ("INSERT INTO x.t VALUES (1)", ("x", "t")),
+    ("insert ignore t(a) values (1)", ("d", "t")),
+    ("REPLACE LOW_PRIORITY INTO `a b`.`c``d` VALUES (1)", ("a b", "c`d")),
+    ("UPDATE t SET v = 1", ("d", "t")),
+    ("/* app */ DELETE QUICK FROM s.t WHERE id = 1", ("s", "t")),
+    ("LOAD DATA INFILE 'f' INTO TABLE s.t", ("s", "t")),
+    ("UPDATE a, b SET a.x = b.x", None),
+])
+def test_statement_dml_target(query: str, target: tuple[str, str] | None) -> None:
+    assert is_dml(query)
+    assert dml_target(query, "d") == target
+
+
+@pytest.mark.parametrize("query", ["BEGIN", "COMMIT", "XA END X'61',X'',1", "CREATE TABLE t (a INT)",
+                                   "SAVEPOINT s", "ALTER TABLE t ADD COLUMN insert_x INT"])
+def test_not_dml(query: str) -> None:
+    assert not is_dml(query)
+
+
+@given(st.binary(max_size=20), st.binary(max_size=20), st.integers(0, 2**31 - 1),
+       st.sampled_from(["COMMIT", "ROLLBACK"]))
+def test_xa_completion_round_trips(gtrid: bytes, bqual: bytes, fmt: int, verb: str) -> None:
+    query = f"XA {verb} X'{gtrid.hex().upper()}',X'{bqual.hex()}',{fmt}"
+    assert parse_xa_end(query) == (verb, (fmt, gtrid, bqual))
+
+
+def test_open_xa_holds_the_earliest_start_until_completed() -> None:
+    xa = OpenXa()
+    assert xa.hold() is None
+    xa.prepare((1, b"a", b""), MariaDbGtidPos.parse("0-1-6"), ["rows a"])
+    xa.prepare((1, b"b", b""), MariaDbGtidPos.parse("0-1-8"), ["rows b"])
+    assert xa.hold() == "0-1-6"
+    assert xa.complete((1, b"a", b"")) == ["rows a"]
+    assert xa.hold() == "0-1-8"
+    assert xa.complete((1, b"zz", b"")) is None
+    assert xa.complete((1, b"b", b"")) == ["rows b"]
+    assert xa.hold() is None
+
+
+def test_verify_modes_never_connect_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert mysql_ssl("preferred", None) is None
+    assert mysql_ssl("verify_ca", "/ca.pem") == {"ca": "/ca.pem", "verify_mode": True,
+                                                 "check_hostname": False}
+    with_system = mysql_ssl("verify_identity", None)
+    assert with_system is not None and with_system["verify_mode"] is True
+    assert with_system["check_hostname"] is True and ("ca" in with_system or "capath" in with_system)
+    monkeypatch.setattr("connector.mysql_tls.system_ca", dict)
+    with pytest.raises(ConfigError, match="database.ssl.ca: required with database.ssl.mode="
+                                          "verify_ca"):
+        mysql_ssl("verify_ca", None)
