@@ -39,7 +39,7 @@ from connector.rest.control import (
     SnapshotView,
     stop_first,
 )
-from connector.sink import DeliveryFailed, Sink
+from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.coordinator import SnapshotCoordinator
 from signals.channel import SignalChannel
 
@@ -86,7 +86,12 @@ class Engine:
         self.instance: Instance | None = None
         self._beat = time.monotonic()
         self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
-        self.sink = Sink(config.producer_settings(), config.failure_handling_mode)
+        producer = config.producer_settings()
+        if lease is not None:
+            producer = ha_producer(producer, config.ha_session_timeout_ms)
+        self.sink = Sink(producer, config.failure_handling_mode)
+        if lease is not None:
+            self.sink.guard, self.sink.guard_after = self._guard_send, lease.grace_s
         self.offsets = OffsetStore(config, self.admin)
         self.declared = DeclaredColumns()
         self.catalog = Catalog(lambda: replica_connection(config), self.declared)
@@ -170,7 +175,13 @@ class Engine:
             return 1
         assert self.reader is not None
         try:
-            self._loop()
+            try:
+                self._loop()
+            except DeliveryFailed as exc:
+                if self.lease is None or not exc.timed_out:
+                    raise
+                raise SteppedDown(f"{exc} (HA bounds delivery by message.timeout.ms; the "
+                                  "next leader resumes from the committed offsets)") from None
         except (DeliveryFailed, CaptureFailed) as exc:
             log.error("stopping: %s", exc)
             self.failure = traceback.format_exc()
@@ -203,6 +214,10 @@ class Engine:
         self._beat = time.monotonic()  # the check itself must not look like the next pause
         log.info("lease confirmed after a pause of %.1fs (epoch %d still the newest)",
                  now - previous, self.epoch)
+
+    def _guard_send(self) -> None:
+        """Before the first record after a quiet spell: a frozen leader must not send."""
+        self._check_leadership(time.monotonic())
 
     def _start(self) -> None:
         check_server(lambda: replica_connection(self.config))

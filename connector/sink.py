@@ -3,17 +3,19 @@
 Every record gets a sequence number; `acked_through` is the highest n such that all
 records up to n are acknowledged, and offsets are committed only up to that point.
 Records are counted in epochs (cut at each `mark`, that is each offsets checkpoint) that
-share one delivery callback: a closure per record cost more than the bookkeeping. Delivery
-never times out (message.timeout.ms=0), so a paused broker stalls the connector instead
-of dropping records; a failed delivery is fatal and stops the connector without
-committing past it.
+share one delivery callback: a closure per record cost more than the bookkeeping. Without
+HA, delivery never times out (message.timeout.ms=0), so a paused broker stalls the
+connector instead of dropping records. With HA the engine bounds it (see `ha_producer`);
+a failed delivery stops the engine without committing past it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -39,6 +41,26 @@ DEFAULT_MESSAGE_MAX_BYTES = 1_000_000  # librdkafka's default message.max.bytes
 class DeliveryFailed(RuntimeError):
     """Kafka refused a record for good; the connector stops without committing past it."""
 
+    def __init__(self, reason: str, timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.timed_out = timed_out  # not acknowledged within message.timeout.ms
+
+
+def ha_producer(settings: dict[str, str], session_timeout_ms: int) -> dict[str, str]:
+    """Producer settings for a leader: queued records expire before a takeover can happen.
+
+    A leader frozen (SIGSTOP, a paused VM) with records queued would send them when it
+    resumes, after the new leader's newer records: an older row image would then win in
+    a compacted topic or an upsert sink. A takeover needs the lease session to expire
+    (> 5/6 of the session after the last queued record), and librdkafka expires queued
+    records before sending on resume (measured on the local broker: nothing queued
+    before a freeze longer than the timeout reached the topic). Half the session leaves
+    margin; the user's own `producer.message.timeout.ms` wins.
+    """
+    if "message.timeout.ms" in settings or "delivery.timeout.ms" in settings:
+        return settings
+    return {**settings, "message.timeout.ms": str(session_timeout_ms // 2)}
+
 
 class _Epoch:
     """A run of consecutive records sharing one delivery callback (no closure per record)."""
@@ -59,6 +81,7 @@ class _Epoch:
                                 "(message.max.bytes, or the topic's max.message.bytes)")
         else:
             self.sink.failure = f"delivery to {msg.topic()} failed: {err.str()}"
+            self.sink.timed_out = err.code() == KafkaError._MSG_TIMED_OUT
 
 
 class Sink:
@@ -74,7 +97,13 @@ class Sink:
         self._epoch = _Epoch(self)
         self._delivered = self._epoch.delivered
         self.failure: str | None = None
+        self.timed_out = False  # the failure is a delivery timeout (ha_producer)
         self._last_error: str | None = None
+        # Called before a record is queued once `guard_after` seconds passed since the
+        # last call: the engine re-checks its leadership after a pause.
+        self.guard: Callable[[], None] | None = None
+        self.guard_after = float("inf")
+        self._guarded_at = time.monotonic()
 
     @property
     def produced(self) -> int:
@@ -113,6 +142,11 @@ class Sink:
 
     def send(self, topic: str, key: bytes | None, value: bytes | None,
              headers: list[tuple[str, str | bytes | None]] | None = None) -> None:
+        if self.guard is not None:
+            now = time.monotonic()
+            if now - self._guarded_at >= self.guard_after:
+                self.guard()
+            self._guarded_at = now
         self._epoch.pending += 1
         self._next_seq += 1
         while True:
@@ -158,7 +192,7 @@ class Sink:
 
     def _check(self) -> None:
         if self.failure is not None:
-            raise DeliveryFailed(self.failure)
+            raise DeliveryFailed(self.failure, self.timed_out)
 
     def poll(self, timeout: float = 0.0) -> None:
         self._producer.poll(timeout)

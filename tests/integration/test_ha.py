@@ -280,3 +280,39 @@ def test_broker_paused_longer_than_the_lease(mariadb: MariaDbPair, broker: Broke
     assert all(len(pids) == 1 for pids in writers_per_epoch.values()), writers_per_epoch
     alive = [p for p in group.procs if p.proc is not None and p.proc.poll() is None]
     assert len(alive) == 2
+
+
+def test_records_queued_by_a_frozen_leader_never_land_after_the_new_leaders(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, group_factory: Any) -> None:
+    """A leader frozen with records still in its producer's queue must not send them when
+    it resumes: they would land after the new leader's newer row images and win."""
+    db = unique_name
+    make_table(mariadb, db, 30_000)
+    doc = ha_document(mariadb, broker, db)
+    group: Group = group_factory(doc, 2)
+    group.start()
+    first = group.wait_epoch_above(broker, 0)
+    zombie = group.by_pid(first["writer"]["pid"])
+    # With the broker paused, a few produce requests go into the socket (the broker reads
+    # them when it resumes, before anything newer); the rest stay in the producer's queue.
+    broker.pause()
+    try:
+        mariadb.primary.execute(f"UPDATE {db}.big SET v = 1, s = 'stale'")
+        mariadb.wait_synced()
+        time.sleep(2.0)  # the leader reads the binlog and queues the 30,000 records
+        frozen = freeze(zombie)
+    finally:
+        broker.resume()
+    second = group.wait_epoch_above(broker, first["epoch"])
+    group.wait_committed_in_epoch(broker, second)
+    mariadb.primary.execute(f"UPDATE {db}.big SET v = 2, s = 'fresh'")
+    wait_covered(mariadb, broker, doc)
+    mark = len(zombie.log())
+    thaw(frozen)
+    zombie.wait_log("stepping down to standby", after=mark, timeout=30)
+    time.sleep(2.0)  # anything the zombie still sends lands by now
+    envelopes = compare(mariadb, broker, db, "big", ["id"])
+    stale_after_fresh = [e for e in envelopes[next(
+        i for i, e in enumerate(envelopes) if (e["after"] or {}).get("s") == "fresh"):]
+        if (e["after"] or {}).get("s") == "stale"]
+    assert not stale_after_fresh, f"{len(stale_after_fresh)} stale records after the new ones"

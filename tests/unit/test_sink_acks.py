@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import pytest
 from confluent_kafka import KafkaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.sink import Sink
+from connector.sink import Sink, ha_producer
 
 
 class _Recorded:
@@ -90,3 +92,32 @@ def test_record_over_the_broker_limit_stops_or_is_skipped_on_request() -> None:
         sink.send("t", b"k", b"v")
         recorded.callbacks[0](too_large, _Msg())
         assert sink.failure is None and sink.all_acked(sink.produced)
+
+
+def test_guard_runs_before_the_first_record_after_a_quiet_spell() -> None:
+    sink, recorded = _sink()
+    calls: list[int] = []
+    sink.guard, sink.guard_after = lambda: calls.append(len(recorded.callbacks)), 0.05
+    sink.send("t", b"k", b"v")
+    sink.send("t", b"k", b"v")
+    assert calls == []  # records in a row: no check per record
+    time.sleep(0.06)  # as a frozen process sees the time it was stopped
+    sink.send("t", b"k", b"v")
+    assert calls == [2]  # checked before the third record was queued
+
+
+def test_guard_that_refuses_queues_nothing() -> None:
+    sink, recorded = _sink()
+
+    def fenced() -> None:
+        raise RuntimeError("fenced")
+    sink.guard, sink.guard_after = fenced, 0.0
+    with pytest.raises(RuntimeError, match="fenced"):
+        sink.send("t", b"k", b"v")
+    assert recorded.callbacks == [] and sink.produced == 0
+
+
+def test_ha_producer_bounds_delivery_below_the_lease_unless_the_user_chose() -> None:
+    assert ha_producer({"bootstrap.servers": "b"}, 10_000)["message.timeout.ms"] == "5000"
+    assert ha_producer({"message.timeout.ms": "0"}, 10_000) == {"message.timeout.ms": "0"}
+    assert ha_producer({"delivery.timeout.ms": "9"}, 10_000) == {"delivery.timeout.ms": "9"}
