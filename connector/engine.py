@@ -50,6 +50,7 @@ PROGRESS_INTERVAL = 1.0
 SIGNAL_INTERVAL = 0.2
 FLUSH_TIMEOUT = 60.0
 STEPPED_DOWN = -1  # Engine.run: leadership lost; the instance goes back to standby
+START_RETRY_S = 5.0
 
 
 class SteppedDown(RuntimeError):
@@ -71,8 +72,11 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
 class Engine:
     def __init__(self, config: ConnectorConfig, control: EngineControl | None = None,
                  paused: bool = False, stopping: threading.Event | None = None,
-                 lease: Lease | None = None) -> None:
+                 lease: Lease | None = None, retry_start: bool = False) -> None:
         self.config = config
+        # After a step-down a failed start is the broker or the replica still away: wait
+        # and go back to standby instead of exiting (the lease is kept meanwhile).
+        self.retry_start = retry_start
         self.control = control
         self.paused = paused  # Kafka Connect's PAUSED: nothing taken from the reader
         self.stop_command: Command | None = None  # the REST stop/restart that ended the run
@@ -170,7 +174,15 @@ class Engine:
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
-            log.error("cannot start: %s", " ".join(str(exc).split()))
+            line = " ".join(str(exc).split())
+            if self.retry_start:
+                log.warning("cannot start yet: %s; standby, trying again in %.0fs", line,
+                            START_RETRY_S)
+                self.offsets.abandon()  # its start record must not land after a later one
+                self.sink.abandon()
+                self.stopping.wait(START_RETRY_S)
+                return STEPPED_DOWN
+            log.error("cannot start: %s", line)
             self.failure = traceback.format_exc()
             return 1
         assert self.reader is not None

@@ -101,9 +101,11 @@ def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    led = False  # an Engine of this process stepped down before
     while wait_for_lease(lease, stopping):
         try:
-            code = Engine(detect_flavour(config), stopping=stopping, lease=lease).run()
+            code = Engine(detect_flavour(config), stopping=stopping, lease=lease,
+                          retry_start=led).run()
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line for the operator
@@ -111,4 +113,5 @@ def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
             return 1
         if code != STEPPED_DOWN:
             return code
+        led = True
     return 0

@@ -43,6 +43,7 @@ class Supervisor:
         self.stopping = threading.Event()
         self.engine: Engine | None = None
         self.paused = False
+        self.led = False  # an Engine stepped down before: its successor retries its start
 
     def request_stop(self) -> None:
         self.stopping.set()
@@ -84,7 +85,7 @@ class Supervisor:
         self.control.publish(EngineView(state="RESTARTING"))
         try:
             engine = Engine(detect_flavour(self.config), self.control, paused=self.paused,
-                            lease=self.lease)
+                            lease=self.lease, retry_start=self.led)
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line; the status has the trace
@@ -97,6 +98,7 @@ class Supervisor:
         self.engine = None
         self.paused = engine.paused
         if code == STEPPED_DOWN:
+            self.led = True
             return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
         command: Command | None = engine.stop_command
         if code != 0:
