@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,19 @@ class ConnectorProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+
+
+@contextmanager
+def streaming_connector(document: dict[str, Any], workdir: Path,
+                        timeout: float = 60) -> Iterator[ConnectorProcess]:
+    """`gtidmark run` once its binlog stream is open; killed on the way out if it still runs."""
+    proc = ConnectorProcess(document, workdir)
+    proc.start()
+    try:
+        proc.wait_log("binlog stream open", timeout=timeout)
+        yield proc
+    finally:
+        proc.ensure_stopped()
 
 
 def decode_field(schema: dict[str, Any], value: Any) -> Any:

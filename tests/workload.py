@@ -136,3 +136,11 @@ class Workload:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def synced_workload(mariadb: MariaDbPair, db: str, seed: int) -> Workload:
+    """A workload whose tables the replica has too, so a connector started next captures them."""
+    workload = Workload(mariadb, db, seed)
+    workload.create()
+    mariadb.wait_synced()
+    return workload

@@ -16,10 +16,10 @@ from connector.config import parse_config
 from connector.kafka import key_partition
 from connector.offsets import read_committed
 from tests.connector_tools import (
-    ConnectorProcess,
     connector_document,
     decode_row,
     source_rows,
+    streaming_connector,
 )
 from tests.debezium_runner import (
     DEBEZIUM_SERVER_VERSION,
@@ -38,7 +38,7 @@ from tests.services import (
     MariaDbPair,
     wait_for,
 )
-from tests.workload import TABLES, Workload
+from tests.workload import TABLES, synced_workload
 
 OFFSETS_PARTITIONS = 25  # Kafka Connect's default for its offsets topic
 ROWS = 3000
@@ -57,16 +57,28 @@ def apply(table: dict[str, dict[str, Any]], key: Any, value: Any) -> None:
     table[ident] = decode_row(after, payload["after"])
 
 
-def debezium_offsets_props(pair: MariaDbPair, broker: Broker, doc: dict[str, Any],
-                           workdir: Path) -> dict[str, str]:
-    return mysql_properties(pair, doc["config"]["topic.prefix"], workdir, KAFKA_OFFSETS, **{
-        "name": doc["name"],
-        "database.include.list": doc["config"]["database.include.list"],
-        "offset.storage.topic": f"{doc['config']['topic.prefix']}-offsets",
-        "offset.storage.partitions": OFFSETS_PARTITIONS,
-        "offset.storage.replication.factor": 1,
-        "bootstrap.servers": broker.bootstrap,
-    })
+def debezium(pair: MariaDbPair, broker: Broker, doc: dict[str, Any], workdir: Path,
+             **extra: str) -> DebeziumProcess:
+    """Debezium's MySQL connector under gtidmark's name and prefix, its offsets in Kafka
+    (not started); `extra` properties are named with `__` for dots."""
+    return DebeziumProcess(mysql_properties(
+        pair, doc["config"]["topic.prefix"], workdir, KAFKA_OFFSETS, **{
+            "name": doc["name"],
+            "database.include.list": doc["config"]["database.include.list"],
+            "offset.storage.topic": f"{doc['config']['topic.prefix']}-offsets",
+            "offset.storage.partitions": OFFSETS_PARTITIONS,
+            "offset.storage.replication.factor": 1,
+            "bootstrap.servers": broker.bootstrap,
+            **{k.replace("__", "."): v for k, v in extra.items()},
+        }), workdir)
+
+
+def create_snap(pair: MariaDbPair, db: str, rows: int, key_type: str = "INT") -> None:
+    """`db`.snap with rows 1..`rows`, for Debezium to snapshot."""
+    pair.primary.execute(f"CREATE DATABASE {db}")
+    pair.primary.execute(f"CREATE TABLE {db}.snap (id {key_type} PRIMARY KEY, v VARCHAR(20))")
+    pair.primary.execute(f"INSERT INTO {db}.snap SELECT seq, CONCAT('v', seq) "
+                         f"FROM {db}.seq_1_to_{rows}")
 
 
 def lost_rows(pair: MariaDbPair, broker: Broker, db: str,
@@ -94,12 +106,9 @@ def lost_rows(pair: MariaDbPair, broker: Broker, db: str,
 def test_gtidmark_resumes_from_debeziums_streaming_offsets(
         dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    workload = Workload(dbz_mariadb, db, seed=53)
-    workload.create()
-    dbz_mariadb.wait_synced()
+    workload = synced_workload(dbz_mariadb, db, seed=53)
     doc = connector_document(dbz_mariadb, broker, db)
-    dbz = DebeziumProcess(debezium_offsets_props(dbz_mariadb, broker, doc, tmp_path / "dbz"),
-                          tmp_path / "dbz")
+    dbz = debezium(dbz_mariadb, broker, doc, tmp_path / "dbz")
     dbz.start()
     try:
         workload.run(300, add_column_at=None)
@@ -117,18 +126,13 @@ def test_gtidmark_resumes_from_debeziums_streaming_offsets(
     stored = read_committed(parse_config(doc))
     assert stored is not None and (stored.file, stored.pos) == (raw["file"], raw["pos"])
     workload.run(600, add_column_at=None)  # while neither runs
-    conn = ConnectorProcess(doc, tmp_path)
-    conn.start()
-    try:
-        conn.wait_log("binlog stream open", timeout=120)
+    with streaming_connector(doc, tmp_path, timeout=120) as conn:
         workload.run(200, add_column_at=None)
         workload.close()
         dbz_mariadb.wait_synced()
         wait_for(lambda: lost_rows(dbz_mariadb, broker, db, dbz.records()) == 0, 180,
                  "gtidmark to carry on where Debezium stopped", interval=1.0)
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     assert "offsets written by Debezium" in conn.log()
 
 
@@ -208,19 +212,16 @@ def test_gtidmark_continues_debeziums_incremental_snapshot(
     BigDecimal) is not, and that table starts over: duplicates, no gap."""
     pair, db = writable_dbz_replica, unique_name
     p = pair.primary
-    p.execute(f"CREATE DATABASE {db}")
-    p.execute(f"CREATE TABLE {db}.snap (id {key_type} PRIMARY KEY, v VARCHAR(20))")
+    create_snap(pair, db, ROWS, key_type)
     p.execute(f"CREATE TABLE {db}.dbz_signal (id VARCHAR(42) PRIMARY KEY, "
               "type VARCHAR(32) NOT NULL, data VARCHAR(2048))")
     p.execute(f"GRANT INSERT, UPDATE, DELETE ON {db}.dbz_signal TO '{CDC_USER}'@'%'")
-    p.execute(f"INSERT INTO {db}.snap SELECT seq, CONCAT('v', seq) FROM {db}.seq_1_to_{ROWS}")
     pair.wait_synced()
     doc = connector_document(pair, broker, db)
     topic = f"{db}.{db}.snap"
-    props = debezium_offsets_props(pair, broker, doc, tmp_path / "dbz")
-    props.update({"signal.data.collection": f"{db}.dbz_signal",
-                  "incremental.snapshot.chunk.size": "50"})
-    dbz = DebeziumProcess(props, tmp_path / "dbz")
+    dbz = debezium(pair, broker, doc, tmp_path / "dbz",
+                   signal__data__collection=f"{db}.dbz_signal",
+                   incremental__snapshot__chunk__size="50")
     dbz.start()
     try:
         p.execute(f"INSERT INTO {db}.dbz_signal VALUES ('s1', 'execute-snapshot', "
@@ -241,17 +242,12 @@ def test_gtidmark_continues_debeziums_incremental_snapshot(
     assert not stored.snapshot.get("initial")  # Debezium's incremental snapshot, continued
     p.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")  # while neither runs
     p.execute(f"DELETE FROM {db}.snap WHERE id % 89 = 0")
-    conn = ConnectorProcess(doc, tmp_path)
-    conn.start()
-    try:
-        conn.wait_log("binlog stream open", timeout=120)
+    with streaming_connector(doc, tmp_path, timeout=120) as conn:
         p.execute(f"INSERT INTO {db}.snap VALUES ({ROWS + 1}, 'late')")
         pair.wait_synced()
         wait_for(lambda: snap_rows_lost(pair, broker, db, dbz.records()) == 0, 240,
                  "gtidmark to finish Debezium's snapshot", interval=1.0)
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     ours = [key_id(json.loads(m.key())) for m in consume_all(broker.bootstrap, topic)
             if m.value() is not None and json.loads(m.value())["payload"]["op"] == "r"]
     if key_type == "INT":  # resumed after Debezium's last chunk, not from the table's start
@@ -266,16 +262,11 @@ def test_offsets_from_an_interrupted_debezium_initial_snapshot(
         dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
     """Debezium stopped during its initial snapshot: every table is snapshotted again."""
     pair, db = dbz_mariadb, unique_name
-    p = pair.primary
-    p.execute(f"CREATE DATABASE {db}")
-    p.execute(f"CREATE TABLE {db}.snap (id INT PRIMARY KEY, v VARCHAR(20))")
-    p.execute(f"INSERT INTO {db}.snap SELECT seq, CONCAT('v', seq) FROM {db}.seq_1_to_200000")
+    create_snap(pair, db, 200_000)
     pair.wait_synced()
     doc = connector_document(pair, broker, db)
     topic = f"{db}.{db}.snap"
-    props = debezium_offsets_props(pair, broker, doc, tmp_path / "dbz")
-    props["snapshot.mode"] = "initial"
-    dbz = DebeziumProcess(props, tmp_path / "dbz")
+    dbz = debezium(pair, broker, doc, tmp_path / "dbz", snapshot__mode="initial")
     dbz.start(ready=None)
     try:
         dbz.wait_records(lambda rs: len(snapshot_rows(rs, topic)) >= 2000, 180,
@@ -289,14 +280,9 @@ def test_offsets_from_an_interrupted_debezium_initial_snapshot(
                if m.key() == key]
     assert written[-1].get("snapshot") == "INITIAL", written[-1]  # what Debezium 3.6.3 writes
     assert len(set(snapshot_rows(dbz.records(), topic))) < 200_000
-    p.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")
-    conn = ConnectorProcess(doc, tmp_path)
-    conn.start()
-    try:
-        conn.wait_log("binlog stream open", timeout=120)
+    pair.primary.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")
+    with streaming_connector(doc, tmp_path, timeout=120) as conn:
         wait_for(lambda: snap_rows_lost(pair, broker, db, dbz.records()) == 0, 240,
                  "gtidmark to snapshot the table Debezium did not finish", interval=2.0)
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     assert conn.log().count("Debezium's initial snapshot") == 1

@@ -152,20 +152,33 @@ def wait_covered(mariadb: MariaDbPair, broker: Broker, doc: dict[str, Any],
     wait_until(covered, timeout, f"the leader's offsets to cover {target}")
 
 
-def ha_document(mariadb: MariaDbPair, broker: Broker, db: str, **extra: Any) -> dict[str, Any]:
-    return connector_document(mariadb, broker, db, ha__session__timeout__ms=str(SESSION_MS),
-                              **extra)
+def leading_group(mariadb: MariaDbPair, broker: Broker, group_factory: Any, db: str,
+                  rows: int, size: int = 2, **extra: Any
+                  ) -> tuple[dict[str, Any], Group, dict[str, Any]]:
+    """`db`.big of `rows` rows and `size` instances started: (document, group, first claim)."""
+    make_table(mariadb, db, rows)
+    doc = connector_document(mariadb, broker, db, ha__session__timeout__ms=str(SESSION_MS),
+                             **extra)
+    group: Group = group_factory(doc, size)
+    group.start()
+    return doc, group, group.wait_epoch_above(broker, 0)
+
+
+def thaw_until_stepped_down(zombie: ConnectorProcess, frozen: list[int]) -> int:
+    """Resume a frozen former leader until it steps down; its log length before, for the
+    test's further waits on what it logs next."""
+    mark = len(zombie.log())
+    thaw(frozen)
+    zombie.wait_log("stepping down to standby", after=mark, timeout=30)
+    return mark
 
 
 def test_one_leader_and_takeovers_lose_nothing(mariadb: MariaDbPair, broker: Broker,
                                                unique_name: str, group_factory: Any) -> None:
     db = unique_name
-    make_table(mariadb, db, 30_000)
-    doc = ha_document(mariadb, broker, db, incremental__snapshot__chunk__size="500",
-                      incremental__snapshot__chunk__delay__ms="50")
-    group: Group = group_factory(doc, 3)
-    group.start()
-    first = group.wait_epoch_above(broker, 0)
+    doc, group, first = leading_group(mariadb, broker, group_factory, db, 30_000, 3,
+                                      incremental__snapshot__chunk__size="500",
+                                      incremental__snapshot__chunk__delay__ms="50")
     writer = Writer(mariadb, db, "big", 30_000, seed=11, per_second=200)
     writer.start()
     takeovers: list[float] = []
@@ -223,20 +236,14 @@ def test_one_leader_and_takeovers_lose_nothing(mariadb: MariaDbPair, broker: Bro
 def test_paused_leader_is_fenced_when_it_resumes(mariadb: MariaDbPair, broker: Broker,
                                                  unique_name: str, group_factory: Any) -> None:
     db = unique_name
-    make_table(mariadb, db, 100)
-    doc = ha_document(mariadb, broker, db)
-    group: Group = group_factory(doc, 2)
-    group.start()
-    first = group.wait_epoch_above(broker, 0)
+    doc, group, first = leading_group(mariadb, broker, group_factory, db, 100)
     zombie = group.by_pid(first["writer"]["pid"])
     frozen = freeze(zombie)
     second = group.wait_epoch_above(broker, first["epoch"])
     mariadb.primary.execute(f"UPDATE {db}.big SET v = v + 1 WHERE id <= 50")
     wait_covered(mariadb, broker, doc)
     seen = len(offsets_records(broker, doc))
-    mark = len(zombie.log())
-    thaw(frozen)
-    zombie.wait_log("stepping down to standby", after=mark, timeout=30)
+    mark = thaw_until_stepped_down(zombie, frozen)
     zombie.wait_log("standby: waiting for the lease", after=mark, timeout=30)
     mariadb.primary.execute(f"UPDATE {db}.big SET v = v + 1 WHERE id > 50")
     wait_covered(mariadb, broker, doc)
@@ -254,11 +261,7 @@ def test_paused_leader_is_fenced_when_it_resumes(mariadb: MariaDbPair, broker: B
 def test_broker_paused_longer_than_the_lease(mariadb: MariaDbPair, broker: Broker,
                                              unique_name: str, group_factory: Any) -> None:
     db = unique_name
-    make_table(mariadb, db, 100)
-    doc = ha_document(mariadb, broker, db)
-    group: Group = group_factory(doc, 2)
-    group.start()
-    group.wait_epoch_above(broker, 0)
+    doc, group, _ = leading_group(mariadb, broker, group_factory, db, 100)
     writer = Writer(mariadb, db, "big", 100, seed=3, per_second=50)
     writer.start()
     try:
@@ -287,11 +290,7 @@ def test_records_queued_by_a_frozen_leader_never_land_after_the_new_leaders(
     """A leader frozen with records still in its producer's queue must not send them when
     it resumes: they would land after the new leader's newer row images and win."""
     db = unique_name
-    make_table(mariadb, db, 30_000)
-    doc = ha_document(mariadb, broker, db)
-    group: Group = group_factory(doc, 2)
-    group.start()
-    first = group.wait_epoch_above(broker, 0)
+    doc, group, first = leading_group(mariadb, broker, group_factory, db, 30_000)
     zombie = group.by_pid(first["writer"]["pid"])
     # With the broker paused, a few produce requests go into the socket (the broker reads
     # them when it resumes, before anything newer); the rest stay in the producer's queue.
@@ -307,9 +306,7 @@ def test_records_queued_by_a_frozen_leader_never_land_after_the_new_leaders(
     group.wait_committed_in_epoch(broker, second)
     mariadb.primary.execute(f"UPDATE {db}.big SET v = 2, s = 'fresh'")
     wait_covered(mariadb, broker, doc)
-    mark = len(zombie.log())
-    thaw(frozen)
-    zombie.wait_log("stepping down to standby", after=mark, timeout=30)
+    thaw_until_stepped_down(zombie, frozen)
     time.sleep(2.0)  # anything the zombie still sends lands by now
     envelopes = compare(mariadb, broker, db, "big", ["id"])
     stale_after_fresh = [e for e in envelopes[next(

@@ -19,11 +19,17 @@ from connector.kafka import TopicAdmin, key_partition
 from connector.offsets import OffsetStore, OffsetsWriteFailed
 from connector.offsets_value import ConnectorOffsets
 from connector.sink import Sink
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.connector_tools import (
+    ConnectorProcess,
+    connector_document,
+    rebuild,
+    source_rows,
+    streaming_connector,
+)
 from tests.integration.test_streaming import as_int64
 from tests.kafka_tools import consume_all, create_topic
 from tests.services import Broker, MariaDbPair, wait_for
-from tests.workload import TABLES, Workload
+from tests.workload import TABLES, synced_workload
 
 CONNECT_DEFAULT_PARTITIONS = 25  # Kafka Connect's offset.storage.partitions default
 
@@ -77,9 +83,7 @@ def test_restart_after_changes_while_down_loses_nothing(
         create_topic(broker.bootstrap, topic, CONNECT_DEFAULT_PARTITIONS,
                      config={"cleanup.policy": "compact"})
         settings = {"offset.storage.topic": topic}
-    workload = Workload(mariadb, db, seed=31)
-    workload.create()
-    mariadb.wait_synced()
+    workload = synced_workload(mariadb, db, seed=31)
     doc = connector_document(mariadb, broker, db, **settings)
     conn = ConnectorProcess(doc, tmp_path)
     conn.start()
@@ -168,14 +172,9 @@ def test_rejected_offsets_write_stops_at_once(mariadb: MariaDbPair, broker: Brok
 def test_stalled_offsets_commit_is_reported_while_running(
         mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    workload = Workload(mariadb, db, seed=41)
-    workload.create()
-    mariadb.wait_synced()
+    workload = synced_workload(mariadb, db, seed=41)
     doc = connector_document(mariadb, broker, db)
-    conn = ConnectorProcess(doc, tmp_path)
-    conn.start()
-    try:
-        conn.wait_log("binlog stream open")
+    with streaming_connector(doc, tmp_path) as conn:
         workload.run(100, add_column_at=None)  # every table's topic exists before the outage
         wait_committed(mariadb, broker, doc, f"{db}-offsets")
         broker.pause()
@@ -189,6 +188,4 @@ def test_stalled_offsets_commit_is_reported_while_running(
         workload.close()
         wait_committed(mariadb, broker, doc, f"{db}-offsets")
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     assert rows_lost(mariadb, broker, db) == 0

@@ -8,12 +8,15 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from connector.gtid import MariaDbGtidPos
+from tests.connector_tools import ConnectorProcess
 from tests.integration.test_streaming import committed_offsets
 from tests.kafka_tools import consume_all
 from tests.rest_tools import RestClient, change_events, rest_connector
@@ -24,10 +27,13 @@ STOP_FIRST = ("Connectors must be in the STOPPED state before their offsets can 
               "'/connectors/{name}/stop' endpoint")
 
 
-def create_table(mariadb: MariaDbPair, db: str, rows: int = 0) -> None:
+def create_table(mariadb: MariaDbPair, db: str, rows: int) -> None:
+    """`db`.t with rows 1..`rows` written in one statement."""
     mariadb.primary.execute(f"CREATE DATABASE {db}")
     mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    insert(mariadb, db, range(1, rows + 1))
+    if rows:
+        mariadb.primary.root().cursor().executemany(
+            f"INSERT INTO {db}.t VALUES (%s, %s)", [(i, f"v{i}") for i in range(1, rows + 1)])
 
 
 def insert(mariadb: MariaDbPair, db: str, ids: Any) -> None:
@@ -58,6 +64,23 @@ def wait_ready(client: RestClient, timeout: float = 90) -> None:
              interval=0.2)
 
 
+@contextmanager
+def ready_connector(mariadb: MariaDbPair, broker: Broker, db: str, workdir: Path,
+                    rows: int = 0, cli_options: tuple[str, ...] = (), **settings: Any
+                    ) -> Iterator[tuple[ConnectorProcess, RestClient, dict[str, Any]]]:
+    """A new table of `rows` rows and a connector on it, once GET /ready answers 200; killed
+    on the way out if it still runs."""
+    create_table(mariadb, db, rows)
+    conn, client, doc = rest_connector(mariadb, broker, db, workdir, **settings)
+    conn.cli_options = list(cli_options)
+    conn.start()
+    try:
+        wait_ready(client)
+        yield conn, client, doc
+    finally:
+        conn.ensure_stopped()
+
+
 def assert_connect_error(reply: Any, status: int, message: str | None = None) -> None:
     assert reply.status == status, reply
     assert set(reply.body) == {"error_code", "message"}, reply.body
@@ -70,12 +93,8 @@ def assert_connect_error(reply: Any, status: int, message: str | None = None) ->
 def test_status_info_and_connect_error_shapes(mariadb: MariaDbPair, broker: Broker,
                                              unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path)
-    name = doc["name"]
-    conn.start()
-    try:
-        wait_ready(client)
+    with ready_connector(mariadb, broker, db, tmp_path) as (conn, client, doc):
+        name = doc["name"]
         root = client.get("/")
         assert root.status == 200 and set(root.body) == {"version", "commit", "kafka_cluster_id"}
         assert client.get("/connectors").body == [name]
@@ -127,20 +146,14 @@ def test_status_info_and_connect_error_shapes(mariadb: MariaDbPair, broker: Brok
         wait_events(broker, db, 7)
         assert client.get(f"/connectors/{name}/status").body["tasks"][0]["state"] == "RUNNING"
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     assert "Traceback" not in conn.log()
 
 
 def test_pause_holds_position_and_resume_loses_nothing(mariadb: MariaDbPair, broker: Broker,
                                                       unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path)
-    name = doc["name"]
-    conn.start()
-    try:
-        wait_ready(client)
+    with ready_connector(mariadb, broker, db, tmp_path) as (conn, client, doc):
+        name = doc["name"]
         insert(mariadb, db, range(1, 51))
         wait_events(broker, db, 50)
         wait_for(lambda: MariaDbGtidPos.parse(committed_offsets(broker, doc)["gtids"]).covers(
@@ -167,8 +180,6 @@ def test_pause_holds_position_and_resume_loses_nothing(mariadb: MariaDbPair, bro
         assert sorted(e["after"]["id"] for e in events) == list(range(1, 101))
         wait_ready(client)
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
 
 
 def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[bytes | None]:
@@ -182,13 +193,9 @@ def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[bytes | None]:
 def test_restart_stop_and_offsets_read_altered_reset(mariadb: MariaDbPair, broker: Broker,
                                                      unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path)
-    name = doc["name"]
-    offsets = f"/connectors/{name}/offsets"
-    conn.start()
-    try:
-        wait_ready(client)
+    with ready_connector(mariadb, broker, db, tmp_path) as (conn, client, doc):
+        name = doc["name"]
+        offsets = f"/connectors/{name}/offsets"
         insert(mariadb, db, range(1, 11))
         wait_events(broker, db, 10)
         restarted = client.call("POST", f"/connectors/{name}/restart")
@@ -247,8 +254,6 @@ def test_restart_stop_and_offsets_read_altered_reset(mariadb: MariaDbPair, broke
         events = wait_events(broker, db, 26)
         assert events[-1]["after"]["id"] == 21
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
 
 
 def reader_child(pid: int) -> int:
@@ -263,12 +268,8 @@ def reader_child(pid: int) -> int:
 def test_failed_task_shows_trace_and_restart_recovers(mariadb: MariaDbPair, broker: Broker,
                                                       unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path)
-    name = doc["name"]
-    conn.start()
-    try:
-        wait_ready(client)
+    with ready_connector(mariadb, broker, db, tmp_path) as (conn, client, doc):
+        name = doc["name"]
         insert(mariadb, db, range(1, 4))
         wait_events(broker, db, 3)
         assert conn.proc is not None
@@ -288,8 +289,6 @@ def test_failed_task_shows_trace_and_restart_recovers(mariadb: MariaDbPair, brok
         events = wait_events(broker, db, 9)
         assert {e["after"]["id"] for e in events} == set(range(1, 10))
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
 
 
 def scrape(client: RestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -307,18 +306,13 @@ def scrape(client: RestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
 def test_metrics_follow_a_known_workload(mariadb: MariaDbPair, broker: Broker,
                                          unique_name: str, tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
-    mariadb.primary.root().cursor().executemany(
-        f"INSERT INTO {db}.t VALUES (%s, %s)", [(i, f"v{i}") for i in range(1, 3001)])
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path)
-    conn.start()
+    with ready_connector(mariadb, broker, db, tmp_path, rows=3000) as (conn, client, doc):
 
-    def debezium(attribute: str, context: str, **extra: str) -> float:
-        labels = {"plugin": "mariadb", "name": db, "context": context, **extra}
-        return scrape(client)[(f"debezium_metrics_{attribute}", tuple(sorted(labels.items())))]
+        def debezium(attribute: str, context: str, **extra: str) -> float:
+            labels = {"plugin": "mariadb", "name": db, "context": context, **extra}
+            return scrape(client)[(f"debezium_metrics_{attribute}",
+                                   tuple(sorted(labels.items())))]
 
-    try:
-        wait_ready(client)
         assert debezium("MilliSecondsBehindSource", "streaming") == -1  # nothing applied yet
         assert debezium("Connected", "streaming") == 1
         insert(mariadb, db, range(3001, 3021))  # 20 transactions of one row
@@ -357,24 +351,18 @@ def test_metrics_follow_a_known_workload(mariadb: MariaDbPair, broker: Broker,
         assert own[("gtidmark_connector_state", (("connector", doc["name"]),
                                                  ("state", "RUNNING")))] == 1
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
 
 
 def test_basic_auth_refuses_and_never_logs_the_password(mariadb: MariaDbPair, broker: Broker,
                                                         unique_name: str,
                                                         tmp_path: Path) -> None:
     db = unique_name
-    create_table(mariadb, db)
     secret = "s3cret-Pa55-rest"
-    conn, client, doc = rest_connector(mariadb, broker, db, tmp_path,
-                                       rest__basic__auth__user="operator",
-                                       rest__basic__auth__password=secret)
-    conn.cli_options = ["--log-level", "DEBUG"]  # request lines are logged at DEBUG
-    name = doc["name"]
-    conn.start()
-    try:
-        wait_ready(client)  # the probes need no credentials
+    with ready_connector(mariadb, broker, db, tmp_path,
+                         cli_options=("--log-level", "DEBUG"),  # requests are logged at DEBUG
+                         rest__basic__auth__user="operator",
+                         rest__basic__auth__password=secret) as (conn, client, doc):
+        name = doc["name"]
         assert client.get("/health").status == 200
         for path in ("/", "/connectors", f"/connectors/{name}/status", "/metrics"):
             for credentials in (None, ("operator", "wrong"), ("someone", secret)):
@@ -390,8 +378,6 @@ def test_basic_auth_refuses_and_never_logs_the_password(mariadb: MariaDbPair, br
         assert all(reply is not None for reply in bodies)
         assert secret not in json.dumps(bodies)
         assert conn.stop() == 0
-    finally:
-        conn.ensure_stopped()
     log = conn.log()
     assert "GET /connectors" in log  # the requests were logged, the credentials were not
     assert secret not in log

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +11,12 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from connector.gtid import MariaDbGtidPos
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild
+from tests.connector_tools import (
+    ConnectorProcess,
+    connector_document,
+    rebuild,
+    streaming_connector,
+)
 from tests.integration.test_resilience import assert_same, binlog_dump_threads, running
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_tools import consume_all
@@ -25,20 +32,25 @@ def ids(broker: Broker, db: str) -> list[int]:
     return sorted(r["id"] for r in rebuilt.values())
 
 
+def execute_each(connection: Any, statements: Iterable[str]) -> None:
+    """Statements in order on one session: an XA transaction lives in the session."""
+    with connection.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+
+
 def test_two_phase_xa_is_emitted_at_commit_and_dropped_at_rollback(
         mariadb: MariaDbPair, broker: Broker,
         running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
     db, _, doc = running
     conn = mariadb.primary.root(db)
-    with conn.cursor() as cur:
-        for statement in ("XA START 'a'", "INSERT INTO t VALUES (1, 'a1'), (2, 'a2')",
-                          "XA END 'a'", "XA PREPARE 'a'", "XA COMMIT 'a'",
-                          "XA START 'b'", "INSERT INTO t VALUES (3, 'b')", "XA END 'b'",
-                          "XA PREPARE 'b'", "XA ROLLBACK 'b'",
-                          "XA START 'c'", "INSERT INTO t VALUES (4, 'c')",
-                          "UPDATE t SET v = 'c1' WHERE id = 1", "XA END 'c'",
-                          "XA COMMIT 'c' ONE PHASE"):
-            cur.execute(statement)
+    execute_each(conn, ("XA START 'a'", "INSERT INTO t VALUES (1, 'a1'), (2, 'a2')",
+                        "XA END 'a'", "XA PREPARE 'a'", "XA COMMIT 'a'",
+                        "XA START 'b'", "INSERT INTO t VALUES (3, 'b')", "XA END 'b'",
+                        "XA PREPARE 'b'", "XA ROLLBACK 'b'",
+                        "XA START 'c'", "INSERT INTO t VALUES (4, 'c')",
+                        "UPDATE t SET v = 'c1' WHERE id = 1", "XA END 'c'",
+                        "XA COMMIT 'c' ONE PHASE"))
     conn.close()
     wait_caught_up(mariadb, broker, doc)
     assert ids(broker, db) == [1, 2, 4]
@@ -50,16 +62,13 @@ def test_restart_between_xa_prepare_and_commit_loses_nothing(
         running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
     db, proc, doc = running
     xa = mariadb.primary.root(db)
-    with xa.cursor() as cur:
-        for statement in ("XA START 'd'", "INSERT INTO t VALUES (10, 'd'), (11, 'd')",
-                          "XA END 'd'", "XA PREPARE 'd'"):
-            cur.execute(statement)
+    execute_each(xa, ("XA START 'd'", "INSERT INTO t VALUES (10, 'd'), (11, 'd')",
+                      "XA END 'd'", "XA PREPARE 'd'"))
     mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (20, 'after prepare')")
     mariadb.wait_synced()
     wait_for(lambda: ids(broker, db) == [20], 60, "the row written after the prepare")
     assert proc.stop() == 0  # a clean stop commits the offsets of everything emitted
-    with xa.cursor() as cur:
-        cur.execute("XA COMMIT 'd'")
+    execute_each(xa, ["XA COMMIT 'd'"])
     xa.close()
     mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (30, 'after commit')")
     proc.start()
@@ -77,14 +86,16 @@ def wide_table(mariadb: MariaDbPair, unique_name: str) -> str:
     return unique_name
 
 
-def start_connector(mariadb: MariaDbPair, broker: Broker, db: str, tmp_path: Path,
-                    monkeypatch: pytest.MonkeyPatch) -> tuple[ConnectorProcess, dict[str, Any]]:
-    monkeypatch.setenv("GTIDMARK_PIECE_ROWS", PIECE_ROWS)
-    doc = connector_document(mariadb, broker, db)
-    proc = ConnectorProcess(doc, tmp_path)
-    proc.start()
-    proc.wait_log("binlog stream open")
-    return proc, doc
+@contextmanager
+def streaming(mariadb: MariaDbPair, broker: Broker, db: str, tmp_path: Path,
+              monkeypatch: pytest.MonkeyPatch, piece_rows: str = PIECE_ROWS,
+              **settings: Any) -> Iterator[tuple[ConnectorProcess, dict[str, Any]]]:
+    """The connector with its binlog stream open, transactions emitted in pieces of
+    `piece_rows` rows; killed on the way out if it still runs."""
+    monkeypatch.setenv("GTIDMARK_PIECE_ROWS", piece_rows)
+    doc = connector_document(mariadb, broker, db, **settings)
+    with streaming_connector(doc, tmp_path) as proc:
+        yield proc, doc
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -104,8 +115,7 @@ def test_large_transaction_arrives_whole_with_bounded_memory(
         mariadb: MariaDbPair, broker: Broker, wide_table: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     db = wide_table
-    proc, doc = start_connector(mariadb, broker, db, tmp_path, monkeypatch)
-    try:
+    with streaming(mariadb, broker, db, tmp_path, monkeypatch) as (proc, doc):
         assert proc.proc is not None
         one_transaction(mariadb, db, 1000, 1000, 200_001)  # warm-up: topic, encoder, producer buffers
         wait_caught_up(mariadb, broker, doc)
@@ -113,8 +123,6 @@ def test_large_transaction_arrives_whole_with_bounded_memory(
         one_transaction(mariadb, db, 100_000, 1000)  # ~100 MB of row data in one transaction
         wait_caught_up(mariadb, broker, doc)
         growth = peak_rss_mb(proc.proc.pid) - before
-    finally:
-        proc.ensure_stopped()
     print(f"peak RSS growth of the connector process: {growth:.0f} MB")
     assert growth < 120, f"peak RSS grew by {growth:.0f} MB for a ~100 MB transaction"
     assert len(ids(broker, db)) == 101_000
@@ -132,8 +140,7 @@ def test_sigkill_while_a_large_transaction_is_emitted_loses_nothing(
         mariadb: MariaDbPair, broker: Broker, wide_table: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     db = wide_table
-    proc, doc = start_connector(mariadb, broker, db, tmp_path, monkeypatch)
-    try:
+    with streaming(mariadb, broker, db, tmp_path, monkeypatch) as (proc, doc):
         mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (0, 'before')")
         wait_caught_up(mariadb, broker, doc)
         one_transaction(mariadb, db, 60_000, 100)
@@ -141,8 +148,6 @@ def test_sigkill_while_a_large_transaction_is_emitted_loses_nothing(
         wait_for(lambda: high_watermark(broker, f"{db}.{db}.t") > 1, 120,
                  "the first piece of the transaction in the topic", 0.1)
         proc.kill()
-    finally:
-        proc.ensure_stopped()
     offsets = committed_offsets(broker, doc)
     assert offsets is not None
     assert not MariaDbGtidPos.parse(offsets["gtids"]).covers(big), "killed after the end"
@@ -158,8 +163,7 @@ def test_reconnect_in_the_middle_of_a_large_transaction_repeats_nothing(
         mariadb: MariaDbPair, broker: Broker, wide_table: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     db = wide_table
-    proc, doc = start_connector(mariadb, broker, db, tmp_path, monkeypatch)
-    try:
+    with streaming(mariadb, broker, db, tmp_path, monkeypatch) as (proc, doc):
         one_transaction(mariadb, db, 60_000, 100)
         big = MariaDbGtidPos.parse(mariadb.wait_synced())
         wait_for(lambda: high_watermark(broker, f"{db}.{db}.t") > 0, 120,
@@ -170,8 +174,6 @@ def test_reconnect_in_the_middle_of_a_large_transaction_repeats_nothing(
             mariadb.replica.execute(f"KILL {thread}")
         proc.wait_log("reconnecting from GTID")
         wait_caught_up(mariadb, broker, doc)
-    finally:
-        proc.ensure_stopped()
     creates = [m for m in consume_all(broker.bootstrap, f"{db}.{db}.t") if m.value() is not None]
     assert len(creates) == 60_000
     assert_same(mariadb, broker, db)
@@ -183,17 +185,10 @@ def test_snapshot_while_large_transactions_stream_in_pieces(
     db = wide_table
     one_transaction(mariadb, db, 20_000, 10)
     mariadb.wait_synced()
-    monkeypatch.setenv("GTIDMARK_PIECE_ROWS", "500")
-    doc = connector_document(mariadb, broker, db, snapshot__mode="initial",
-                             incremental__snapshot__chunk__size="700")
-    proc = ConnectorProcess(doc, tmp_path)
-    proc.start()
-    try:
-        proc.wait_log("binlog stream open")
+    with streaming(mariadb, broker, db, tmp_path, monkeypatch, "500", snapshot__mode="initial",
+                   incremental__snapshot__chunk__size="700") as (proc, doc):
         for n in range(4):  # each UPDATE is one transaction of 20,000 row changes
             mariadb.primary.execute(f"UPDATE {db}.t SET v = CONCAT(v, '{n}')")
         proc.wait_log(f"snapshot of {db}.t complete", timeout=240)
         wait_caught_up(mariadb, broker, doc)
-    finally:
-        proc.ensure_stopped()
     assert_same(mariadb, broker, db)
