@@ -58,6 +58,13 @@ class SteppedDown(RuntimeError):
 VIEW_INTERVAL = 0.2  # how often the REST server's view of the engine is refreshed
 
 
+def wait_to_retry_start(reason: str, stopping: threading.Event) -> None:
+    """After a step-down a failed start is the broker or the replica still away: wait as a
+    standby (the caller goes back to the lease) instead of exiting."""
+    log.warning("cannot start yet: %s; standby, trying again in %.0fs", reason, START_RETRY_S)
+    stopping.wait(START_RETRY_S)
+
+
 def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connection:
     """A read-only session on the replica for watermarks and chunk SELECTs."""
     settings = config.mysql_settings()
@@ -176,11 +183,9 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
             line = " ".join(str(exc).split())
             if self.retry_start:
-                log.warning("cannot start yet: %s; standby, trying again in %.0fs", line,
-                            START_RETRY_S)
                 self.offsets.abandon()  # its start record must not land after a later one
                 self.sink.abandon()
-                self.stopping.wait(START_RETRY_S)
+                wait_to_retry_start(line, self.stopping)
                 return STEPPED_DOWN
             log.error("cannot start: %s", line)
             self.failure = traceback.format_exc()

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig, flavour_of_server
-from connector.engine import STEPPED_DOWN, Engine, replica_connection
+from connector.engine import STEPPED_DOWN, Engine, replica_connection, wait_to_retry_start
 from connector.lease import Lease
 from signals.channel import ensure_signal_topic, signal_client_settings
 
@@ -109,7 +109,11 @@ def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line for the operator
-            log.error("cannot start: %s", " ".join(str(exc).split()))
+            line = " ".join(str(exc).split())
+            if led:
+                wait_to_retry_start(line, stopping)
+                continue
+            log.error("cannot start: %s", line)
             return 1
         if code != STEPPED_DOWN:
             return code

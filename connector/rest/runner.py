@@ -14,7 +14,7 @@ import traceback
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine
+from connector.engine import STEPPED_DOWN, Engine, wait_to_retry_start
 from connector.kafka import TopicAdmin
 from connector.lease import Lease
 from connector.offsets import OffsetStore
@@ -89,7 +89,11 @@ class Supervisor:
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line; the status has the trace
-            log.error("cannot start: %s", " ".join(str(exc).split()))
+            line = " ".join(str(exc).split())
+            if self.led:
+                wait_to_retry_start(line, self.stopping)
+                return "RUNNING", None, None  # back to waiting for the lease
+            log.error("cannot start: %s", line)
             return "FAILED", traceback.format_exc(), None
         self.engine = engine
         if self.stopping.is_set():

@@ -285,6 +285,32 @@ def test_broker_paused_longer_than_the_lease(mariadb: MariaDbPair, broker: Broke
     assert len(alive) == 2
 
 
+def test_lone_instance_outlives_a_broker_outage_longer_than_its_start_timeouts(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, group_factory: Any) -> None:
+    """The default deployment, one instance with HA on: its records time out (half the
+    session), it steps down, and its restarts fail while the broker is away; it must keep
+    trying as a standby, not exit, and lose nothing."""
+    db = unique_name
+    doc, group, _ = leading_group(mariadb, broker, group_factory, db, 100, size=1)
+    lone = group.procs[0]
+    writer = Writer(mariadb, db, "big", 100, seed=5, per_second=50)
+    writer.start()
+    try:
+        wait_covered(mariadb, broker, doc)  # its topic exists: records are in flight next
+        mark = len(lone.log())
+        broker.pause()
+        try:
+            lone.wait_log("stepping down to standby", after=mark, timeout=30)
+            lone.wait_log("cannot start yet", after=mark, timeout=90)  # metadata: 30 s
+        finally:
+            broker.resume()
+    finally:
+        writer.stop()
+    wait_covered(mariadb, broker, doc)
+    compare(mariadb, broker, db, "big", ["id"])
+    assert lone.proc is not None and lone.proc.poll() is None
+
+
 def test_records_queued_by_a_frozen_leader_never_land_after_the_new_leaders(
         mariadb: MariaDbPair, broker: Broker, unique_name: str, group_factory: Any) -> None:
     """A leader frozen with records still in its producer's queue must not send them when
