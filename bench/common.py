@@ -8,6 +8,7 @@ stop everything by PID at the end.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
+from bench.debezium import start_replica
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos, MariaGtid
@@ -57,23 +59,34 @@ class Services:
     mariadb: MariaDbPair
     broker: Broker
     base: Path
+    debezium: MariaDbPair  # the same primary, with the replica Debezium reads (5.7.19)
 
 
 @contextmanager
 def services() -> Iterator[Services]:
-    """A MariaDB primary + replica and a broker in a temporary directory, stopped after."""
+    """A MariaDB primary, gtidmark's and Debezium's replicas and a broker, stopped after."""
     base = Path(tempfile.mkdtemp(prefix="gmb"))  # short: a unix socket path is < ~100 bytes
     pair = MariaDbPair.create(base)
     broker = Broker(base)
+    dbz: MariaDbPair | None = None
     try:
         pair.start()
+        dbz = start_replica(pair)
         broker.start()
-        yield Services(pair, broker, base)
+        yield Services(pair, broker, base, dbz)
     finally:
         broker.resume() if broker.proc is not None else None
         broker.stop()
+        if dbz is not None:
+            dbz.replica.stop()
         pair.stop()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def synced(svc: Services) -> None:
+    """Both replicas have applied everything the primary has binlogged."""
+    svc.mariadb.wait_synced()
+    svc.debezium.wait_synced()
 
 
 def connector_config(svc: Services, prefix: str, **settings: Any) -> ConnectorConfig:
@@ -154,9 +167,14 @@ def decode_only(settings: dict[str, Any], server_id: int, start: str,
 
 
 def gtid_pos(svc: Services) -> str:
-    """The replica's binlog position after the primary's last write has reached it."""
-    svc.mariadb.wait_synced()
+    """gtidmark's replica's binlog position once both replicas have the primary's writes."""
+    synced(svc)
     return str(svc.mariadb.replica.execute("SELECT @@global.gtid_binlog_pos")[0][0])
+
+
+def scaled(size: int) -> int:
+    """`size` times BENCH_SCALE (default 1): smaller runs while developing a bench."""
+    return max(1, int(size * float(os.environ.get("BENCH_SCALE", "1"))))
 
 
 def quiet_logs() -> None:

