@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pymysql
@@ -92,8 +92,10 @@ class SnapshotCoordinator:
 
     def restore(self, saved: SnapshotState) -> None:
         size, delay = saved.throttle(self._configured)
-        self.state = SnapshotState(id=saved.id, tables=list(saved.tables), paused=saved.paused,
-                                   chunk_size=size, chunk_delay_ms=delay, initial=saved.initial)
+        # Copies: `saved` is also the offsets store's last committed value.
+        self.state = SnapshotState(id=saved.id, tables=[replace(t) for t in saved.tables],
+                                   paused=saved.paused, chunk_size=size, chunk_delay_ms=delay,
+                                   initial=saved.initial)
         if self.state.tables:
             log.info("snapshot %s resumes%s: %s", self.state.id,
                      " (paused)" if self.state.paused else "",
