@@ -17,8 +17,9 @@ from typing import Any
 
 from connector.gtid import MariaDbGtidPos
 from connector.java_keys import decode_java_key
-from connector.offsets_value import ConnectorOffsets, SnapshotState
+from connector.offsets_value import ConnectorOffsets
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.state import SnapshotState
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ def in_initial_snapshot(data: dict[str, Any]) -> bool:
 
 
 def snapshot_state(data: dict[str, Any]) -> SnapshotState | None:
-    """Debezium's snapshot progress as `SnapshotCoordinator.restore()` takes it."""
+    """Debezium's snapshot progress as ours (no throttle: the configured one applies)."""
     raw = data.get(COLLECTIONS)
     if not raw:
         if not in_initial_snapshot(data):
@@ -60,7 +61,7 @@ def snapshot_state(data: dict[str, Any]) -> SnapshotState | None:
         log.warning("Debezium offsets: written during Debezium's initial snapshot, which did "
                     "not finish; every captured table is snapshotted again (incremental, "
                     "while streaming from its binlog position)")
-        return {"id": "debezium-initial", "paused": False, "initial": True, "tables": []}
+        return SnapshotState(id="debezium-initial", initial=True)
     collections = json.loads(raw) if isinstance(raw, str) else raw
     tables = [TableProgress(table=str(c[COLLECTION_ID]),
                             condition=c.get(COLLECTION_CONDITION) or None,
@@ -78,8 +79,7 @@ def snapshot_state(data: dict[str, Any]) -> SnapshotState | None:
         current.last_key, current.max_key = last_key, max_key
     log.info("Debezium offsets: incremental snapshot %s continues: %s",
              data.get(CORRELATION_ID), ", ".join(t.table for t in tables))
-    return {"id": data.get(CORRELATION_ID) or "debezium", "paused": False,
-            "initial": False, "tables": [t.to_json() for t in tables]}
+    return SnapshotState(id=data.get(CORRELATION_ID) or "debezium", tables=tables)
 
 
 def from_debezium(data: dict[str, Any]) -> ConnectorOffsets:

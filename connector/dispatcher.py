@@ -2,7 +2,8 @@
 
 Debezium's EventDispatcher: it sees every transaction in binlog order, asks the encoder
 for bytes and hands them to the sink. It tells the snapshot coordinator which keys each
-transaction touched and which tables a DDL changed, and nothing else.
+transaction touched and which tables a DDL changed, and sends the rows of the chunk
+windows the coordinator closes (`emit_snapshot_rows`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from connector.events.history import history_change, table_change
 from connector.filters import TableFilter
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin
+from connector.schema import TableSchema
 from connector.sink import Sink
 from connector.snapshot.coordinator import SnapshotCoordinator
 
@@ -177,6 +179,20 @@ class Dispatcher:
                         send(topic, key, None)
             self.rows_out += len(change.rows)
         self._tx_total = total
+
+    def emit_snapshot_rows(self, schema: TableSchema, rows: list[dict[str, Any]], file: str,
+                           pos: int) -> None:
+        """A closed chunk window's rows as op=r records; `file`/`pos`: the stream's position."""
+        enc = self._encoder.table(schema)
+        topic = enc.topic
+        self._topic(topic)
+        now_ms = int(time.time() * 1000)
+        source = SourceInfo(ts_ms=now_ms, db=schema.db, table=schema.table, server_id=0,
+                            gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
+                            snapshot="incremental")
+        send = self._sink.send
+        for row in rows:
+            send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
 
     def _send_transaction(self, tx: Transaction, status: str, count: int,
                           per_table: dict[str, int]) -> None:

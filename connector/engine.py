@@ -41,6 +41,7 @@ from connector.rest.control import (
 )
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.snapshot.source import ChunkSource
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
@@ -111,8 +112,10 @@ class Engine:
         self.filter = TableFilter(config)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
         self.signals = SignalChannel(config)
-        self.snapshots = SnapshotCoordinator(config, self.encoder, self.sink, self.filter,
-                                             self.admin, lambda: replica_connection(config))
+        source = ChunkSource(lambda: replica_connection(config), self.filter, config.flavour)
+        # The dispatcher, built next, holds the coordinator; the coordinator only emits.
+        self.snapshots = SnapshotCoordinator(
+            config, source, lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
         self.dispatcher = Dispatcher(config, self.encoder, self.sink, self.filter, self.admin,
                                      self.snapshots, self.declared)
         self.position = MariaDbGtidPos.parse("")
@@ -130,7 +133,7 @@ class Engine:
         return ConnectorOffsets(
             gtids=self.xa_hold or str(self.position), file=self.file, pos=self.pos,
             server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
-            snapshot=self.snapshots.state(), signal_offset=self.signals.next_offset,
+            snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             epoch=self.epoch, writer=self.instance)
 
     def _start_position(self, stored: ConnectorOffsets | None) -> MariaDbGtidPos:
@@ -341,9 +344,9 @@ class Engine:
     def view(self) -> EngineView:
         """The engine as the REST server and /metrics show it (built on this thread)."""
         snap = self.snapshots
-        scanned = {**snap.rows_scanned, **{t.table: t.rows for t in snap.queue}}
+        state = snap.state
+        scanned = {**snap.rows_scanned, **{t.table: t.rows for t in state.tables}}
         opened = snap.window_opened_at
-        active = snap.state() is not None
         reader = self.reader
         return EngineView(
             state="PAUSED" if self.paused else "RUNNING",
@@ -355,8 +358,9 @@ class Engine:
             acks_pending=self.sink.produced - 1 - self.sink.acked_through,
             commit_age_s=self.offsets.uncommitted_age(), committed=self.offsets.committed,
             snapshot=SnapshotView(
-                running=active and not snap.paused, paused=active and snap.paused,
-                remaining_tables=len(snap.queue), rows_scanned=scanned, chunk=snap.chunks_opened,
+                running=state.active and not state.paused,
+                paused=state.active and state.paused, remaining_tables=len(state.tables),
+                rows_scanned=scanned, chunk=snap.chunks_opened,
                 window_open_s=0.0 if opened is None else time.monotonic() - opened,
                 chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped))
 

@@ -1,9 +1,9 @@
 """The offsets record's value: one typed contract for every writer and reader of it.
 
 Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
-`server_id`, `ts_sec`) plus our own `snapshot` (owned by the snapshot code: its
-`SnapshotCoordinator.state()`, kept opaque here) and `signal_offset`. A record written by
-Debezium has no `signal_offset` key; `connector.debezium_offsets` translates those.
+`server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState`, null when none runs)
+and `signal_offset`. A record written by Debezium has no `signal_offset` key;
+`connector.debezium_offsets` translates those.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.lease import Instance
-
-SnapshotState = dict[str, Any]  # SnapshotCoordinator.state() / restore(): opaque here
+from connector.snapshot.state import SnapshotState
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +33,8 @@ class ConnectorOffsets:
     def to_json(self) -> dict[str, Any]:
         return {"gtids": self.gtids, "file": self.file, "pos": self.pos, "event": self.event,
                 "row": self.row, "server_id": self.server_id, "ts_sec": self.ts_sec,
-                "snapshot": self.snapshot, "signal_offset": self.signal_offset,
+                "snapshot": None if self.snapshot is None else self.snapshot.to_json(),
+                "signal_offset": self.signal_offset,
                 "epoch": self.epoch,
                 "writer": None if self.writer is None else self.writer.to_json()}
 
@@ -44,10 +44,11 @@ class ConnectorOffsets:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ConnectorOffsets:
         signal_offset = data.get("signal_offset")
+        snapshot = data.get("snapshot")
         return cls(gtids=str(data.get("gtids") or ""), file=str(data.get("file") or ""),
                    pos=int(data.get("pos") or 0), event=int(data.get("event") or 0),
                    row=int(data.get("row") or 0), server_id=int(data.get("server_id") or 0),
-                   ts_sec=int(data.get("ts_sec") or 0), snapshot=data.get("snapshot") or None,
+                   ts_sec=int(data.get("ts_sec") or 0), snapshot=SnapshotState.from_json(snapshot) if snapshot else None,
                    signal_offset=None if signal_offset is None else int(signal_offset),
                    epoch=int(data.get("epoch") or 0),
                    writer=Instance.from_json(data.get("writer")))

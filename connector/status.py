@@ -11,7 +11,6 @@ import pymysql
 from connector.config import ConnectorConfig
 from connector.lease import group_members
 from connector.offsets import read_committed
-from connector.snapshot.progress import TableProgress
 from signals.channel import signal_client_settings
 
 
@@ -31,11 +30,10 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     ts_sec = committed.ts_sec
     status["last_event_age_s"] = round(time.time() - ts_sec, 1) if ts_sec else None
     snapshot = committed.snapshot
-    if snapshot:
-        tables = [TableProgress.from_json(t) for t in snapshot.get("tables", [])]
-        status["snapshot"] = {"id": snapshot.get("id"), "paused": snapshot.get("paused"),
-                              "chunk_size": snapshot.get("chunk_size"),
-                              "tables": [t.describe() for t in tables]}
+    if snapshot is not None:
+        status["snapshot"] = {"id": snapshot.id, "paused": snapshot.paused,
+                              "chunk_size": snapshot.chunk_size,
+                              "tables": [t.describe() for t in snapshot.tables]}
     try:
         settings = config.mysql_settings()
         settings["password"] = settings.pop("passwd")

@@ -7,10 +7,8 @@ MAX_STATE_BYTES is refused, and the offsets record stays far below a broker's 1 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from connector.snapshot.progress import TableProgress
 from signals.models import ExecuteSnapshot
@@ -64,7 +62,3 @@ def plan_snapshot(signal: ExecuteSnapshot, captured: list[str], queued: set[str]
             plan.added.append(TableProgress(table=table, condition=condition,
                                             surrogate_key=signal.surrogate_key))
     return plan
-
-
-def state_size(state: dict[str, Any] | None) -> int:
-    return len(json.dumps(state, separators=(",", ":")))

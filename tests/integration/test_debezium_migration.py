@@ -239,7 +239,7 @@ def test_gtidmark_continues_debeziums_incremental_snapshot(
     assert len(set(debezium_seen)) < ROWS, "Debezium finished before it was stopped"
     stored = read_committed(parse_config(doc))
     assert stored is not None and stored.snapshot is not None
-    assert not stored.snapshot.get("initial")  # Debezium's incremental snapshot, continued
+    assert not stored.snapshot.initial  # Debezium's incremental snapshot, continued
     p.execute(f"UPDATE {db}.snap SET v = 'changed' WHERE id % 97 = 0")  # while neither runs
     p.execute(f"DELETE FROM {db}.snap WHERE id % 89 = 0")
     with streaming_connector(doc, tmp_path, timeout=120) as conn:

@@ -19,6 +19,8 @@ from connector.kafka import TopicAdmin, key_partition
 from connector.offsets import OffsetStore, OffsetsWriteFailed
 from connector.offsets_value import ConnectorOffsets
 from connector.sink import Sink
+from connector.snapshot.progress import TableProgress
+from connector.snapshot.state import SnapshotState
 from tests.connector_tools import (
     ConnectorProcess,
     connector_document,
@@ -163,7 +165,7 @@ def test_rejected_offsets_write_stops_at_once(mariadb: MariaDbPair, broker: Brok
     config = parse_config(connector_document(mariadb, broker, unique_name))
     store = OffsetStore(config, TopicAdmin(config.producer_settings()))
     sink = Sink(config.producer_settings())
-    huge = {"id": "x", "tables": [{"table": "a.b", "condition": "x" * 2_000_000}]}
+    huge = SnapshotState(id="x", tables=[TableProgress(table="a.b", condition="x" * 2_000_000)])
     store.checkpoint(0, ConnectorOffsets(gtids="0-1-1", snapshot=huge))
     with pytest.raises(OffsetsWriteFailed, match=f"offsets write to {config.offsets_topic}"):
         store.commit_acked(sink)

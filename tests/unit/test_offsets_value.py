@@ -12,14 +12,12 @@ from connector.kafka import key_partition, murmur2
 from connector.lease import Instance
 from connector.offsets import newest_value, parse_offsets
 from connector.offsets_value import ConnectorOffsets
+from tests.unit.snapshot_strategies import states
 
 ints = st.integers(min_value=0, max_value=2**63 - 1)
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                           lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(), inner, max_size=3), max_leaves=10)
 offsets = st.builds(ConnectorOffsets, gtids=st.text(), file=st.text(), pos=ints, event=ints,
                     row=ints, server_id=ints, ts_sec=ints,
-                    snapshot=st.none() | st.dictionaries(st.text(), json_values, min_size=1),
+                    snapshot=st.none() | states,
                     signal_offset=st.none() | ints, epoch=ints,
                     writer=st.none() | st.builds(Instance, host=st.text(), pid=ints,
                                                  since=st.floats(0, 2e9).map(
