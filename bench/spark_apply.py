@@ -7,6 +7,7 @@ their ratio. Starts its own local broker and warehouse in a temporary directory.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -35,19 +36,19 @@ FIELDS = [{"field": "id", "type": "int64", "optional": False},
           {"field": "s", "type": "string", "optional": True}]
 
 
-def fill(spark: SparkSession, name: str) -> None:
+def fill(spark: SparkSession, name: str, table_rows: int) -> None:
     ref = TableRef("gtidmark", "bench", name)
     create_table(spark, ref, COLUMNS, ["id"])
-    spark.range(TABLE_ROWS).selectExpr("id", "id AS n", "concat('row', id) AS s") \
+    spark.range(table_rows).selectExpr("id", "id AS n", "concat('row', id) AS s") \
         .writeTo(ref.sql).append()
 
 
-def changes(seed: int) -> list[tuple[str, int]]:
+def changes(seed: int, table_rows: int, count: int) -> list[tuple[str, int]]:
     """(op, id): 80% updates of existing rows, 10% inserts of new ids, 10% deletes."""
     rng = random.Random(seed)
-    ids = rng.sample(range(TABLE_ROWS), int(CHANGES * 0.9))
-    out = [("u", i) for i in ids[:int(CHANGES * 0.8)]] + [("d", i) for i in ids[int(CHANGES * 0.8):]]
-    out += [("c", TABLE_ROWS + i) for i in range(CHANGES - len(out))]
+    ids = rng.sample(range(table_rows), int(count * 0.9))
+    out = [("u", i) for i in ids[:int(count * 0.8)]] + [("d", i) for i in ids[int(count * 0.8):]]
+    out += [("c", table_rows + i) for i in range(count - len(out))]
     rng.shuffle(out)
     return out
 
@@ -84,6 +85,10 @@ def produce_changes(bootstrap: str, topic: str, ops: list[tuple[str, int]]) -> N
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=TABLE_ROWS, help="rows in the table")
+    parser.add_argument("--changes", type=int, default=CHANGES, help="changes to apply")
+    args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory(prefix="gm-bench-") as tmp:
         broker = Broker(Path(tmp))
@@ -91,30 +96,31 @@ def main() -> int:
         try:
             topic = "bench.bench.job"
             create_topic(broker.bootstrap, topic, 2)
-            ops = changes(seed=1)
+            ops = changes(1, args.rows, args.changes)
             produce_changes(broker.bootstrap, topic, ops)
             opts = JobOptions(bootstrap_servers=broker.bootstrap, topics=[topic],
                               topic_pattern=None, warehouse=str(Path(tmp) / "wh"), once=True,
                               max_offsets_per_batch=None,
                               dead_letter=str(Path(tmp) / "dl.jsonl"))
             spark = build_session(opts)
-            fill(spark, "raw")
-            fill(spark, "job")
+            fill(spark, "raw", args.rows)
+            fill(spark, "job", args.rows)
             raw = raw_merge(spark, ops)
             job = Job(spark, opts)
             ranges, ends = job.plan(None)
             began = time.monotonic()
             result = job.run_batch(ranges, ends)
             took = time.monotonic() - began
-            assert result.records == CHANGES and result.bad == 0, result.line(1)
+            assert result.records == args.changes and result.bad == 0, result.line(1)
             count = spark.table("gtidmark.bench.job").count()
             assert count == spark.table("gtidmark.bench.raw").count(), count
             spark.stop()
         finally:
             broker.stop()
-    print(f"spark merge, {CHANGES} changes into {TABLE_ROWS} rows (merge-on-read, local[2]):")
-    print(f"  raw MERGE from a DataFrame: {CHANGES / raw:,.0f} rows/s ({raw:.1f}s)")
-    print(f"  spark-apply batch (Kafka read + decode + MERGE): {CHANGES / took:,.0f} rows/s "
+    print(f"spark merge, {args.changes} changes into {args.rows} rows "
+          "(merge-on-read, local[2]):")
+    print(f"  raw MERGE from a DataFrame: {args.changes / raw:,.0f} rows/s ({raw:.1f}s)")
+    print(f"  spark-apply batch (Kafka read + decode + MERGE): {args.changes / took:,.0f} rows/s "
           f"({took:.1f}s)")
     print(f"  ratio job/raw: {raw / took:.2f}")
     return 0
