@@ -74,8 +74,8 @@ class RangeDecoder:
         self._keys: dict[bytes, _Group] = {}
         self._shapes: dict[tuple[bytes, tuple[str, ...]], Shape] = {}
 
-    def _group(self, groups: dict[bytes, _Group], schema: dict[str, Any]) -> _Group:
-        ident = orjson.dumps(schema)
+    def _group(self, groups: dict[bytes, _Group], ident: bytes,
+               schema: dict[str, Any]) -> _Group:
         group = groups.get(ident)
         if group is None:
             try:
@@ -85,9 +85,9 @@ class RangeDecoder:
             groups[ident] = group
         return group
 
-    def _note_shape(self, schema: dict[str, Any], group: _Group, key_columns: tuple[str, ...]) \
-            -> None:
-        ident = (orjson.dumps(schema), key_columns)
+    def _note_shape(self, schema_ident: bytes, group: _Group,
+                    key_columns: tuple[str, ...]) -> None:
+        ident = (schema_ident, key_columns)
         if ident not in self._shapes:
             names = {s.name for s in group.specs}
             if not set(key_columns) <= names:
@@ -121,13 +121,14 @@ class RangeDecoder:
                 image_schema = _field_schema(schema, image_name)
                 if image_schema is None:
                     raise Fallback("an image without a schema")
-                group = self._group(self._groups, image_schema)
-                self._note_shape(image_schema, group, tuple(key_payload))
+                ident = orjson.dumps(image_schema)
+                group = self._group(self._groups, ident, image_schema)
+                self._note_shape(ident, group, tuple(key_payload))
                 group.seqs.append(seq)
                 group.values.append(image)
             elif op != "d":
                 raise Fallback(f"op {op!r} without an 'after' object")
-            keys = self._group(self._keys, key_schema)
+            keys = self._group(self._keys, orjson.dumps(key_schema), key_schema)
             keys.seqs.append(seq)
             keys.values.append(key_payload)
             ops.append(op)

@@ -122,14 +122,26 @@ def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,
         yield Part(rng.topic, False, pickle.dumps(changes, pickle.HIGHEST_PROTOCOL))
 
 
-def decode_range(records: list[RawRecord], rng: OffsetRange,
+def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
                  known: dict[str, dict[str, ColumnSpec]]) -> Iterator[Item]:
-    """Columnar when every record allows it, else row by row (the reference decoder)."""
+    """Columnar when every record allows it, else row by row (the reference decoder).
+
+    Records are decoded as they arrive, while the consumer fetches the next ones.
+    """
+    pending = iter(records)
+    seen: list[RawRecord] = []
+
+    def remembered() -> Iterator[RawRecord]:
+        for record in pending:
+            seen.append(record)
+            yield record
+
     try:
-        done = RangeDecoder(rng.topic).decode(records)
+        done = RangeDecoder(rng.topic).decode(remembered())
     except Fallback as exc:
         log.debug("%s[%d]: decoded row by row: %s", rng.topic, rng.partition, exc)
-        yield from decode_rows(records, rng, known)
+        seen.extend(pending)
+        yield from decode_rows(seen, rng, known)
         return
     yield from (Part(rng.topic, True, to_ipc(table)) for table in done.tables)
     yield from done.shapes
@@ -142,6 +154,6 @@ def task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]]) -> Any:
 
     def run(ranges: Iterable[OffsetRange]) -> Iterator[Item]:
         for rng in ranges:
-            yield from decode_range(list(read_range(conf, rng)), rng, known)
+            yield from decode_range(read_range(conf, rng), rng, known)
 
     return run

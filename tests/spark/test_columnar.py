@@ -63,13 +63,14 @@ def test_columnar_and_row_decoding_give_the_same_merge_source(
     assert summary(columnar) == summary(list(decode_rows(raw, rng, {})))
 
 
-@given(STEPS, st.sampled_from([b"\xff not json", b'{"op": "c"}', b'{"payload": {"op": "x"}}']))
+@given(STEPS, st.sampled_from([b"\xff not json", b'{"op": "c"}', b'{"payload": {"op": "x"}}']),
+       st.integers(0, 40))
 def test_a_range_with_a_bad_record_is_decoded_row_by_row(steps: list[tuple[int, str, bool]],
-                                                        bad: bytes) -> None:
+                                                        bad: bytes, at: int) -> None:
     raw = records(steps)
-    raw.append(("x.app.t", 0, len(raw), b'{"id": 9}', bad))
+    raw.insert(min(at, len(raw)), ("x.app.t", 0, 1000, b'{"id": 9}', bad))
     rng = OffsetRange("x.app.t", 0, 0, len(raw))
-    items = list(decode_range(raw, rng, {}))
+    items = list(decode_range(iter(raw), rng, {}))  # read as it arrives, like a consumer
     assert not any(p.columnar for p in items if isinstance(p, Part))
-    assert [b.offset for b in items if isinstance(b, BadRecord)] == [len(raw) - 1]
+    assert [b.offset for b in items if isinstance(b, BadRecord)] == [1000]
     assert summary(items) == summary(list(decode_rows(raw, rng, {})))
