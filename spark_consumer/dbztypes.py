@@ -194,7 +194,7 @@ def convert_decimal(value: Any, spark_type: str, scale: int | None) -> Any:
     return number
 
 
-def _parse_iso(text: str) -> dt.datetime:
+def parse_iso(text: str) -> dt.datetime:
     value = dt.datetime.fromisoformat(text)
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
@@ -221,12 +221,12 @@ def convert_value(value: Any, spark_type: str, conversion: str) -> Any:
         return EPOCH_DATE + dt.timedelta(days=int(value))
     if conversion in (TS_MILLIS, TS_MICROS, TS_NANOS):
         if isinstance(value, str):
-            return _parse_iso(value)
+            return parse_iso(value)
         micros = {TS_MILLIS: int(value) * 1000, TS_MICROS: int(value),
                   TS_NANOS: int(value) // 1000}[conversion]
         return EPOCH + dt.timedelta(microseconds=micros)
     if conversion == TS_ISO:
-        return _parse_iso(str(value))
+        return parse_iso(str(value))
     if conversion == DECIMAL_B64:
         return convert_decimal(value, spark_type, None)
     if conversion == BYTES_B64:

@@ -14,11 +14,10 @@ import time
 from dataclasses import dataclass, field
 from types import FrameType
 
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
-from spark_consumer.decode import BadRecord, Change, Shape
+from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
@@ -43,7 +42,7 @@ from spark_consumer.planner import (
     topic_ids,
     true_ends,
 )
-from spark_consumer.reader import RangeStats, task
+from spark_consumer.reader import Part, RangeStats, task
 from spark_consumer.resume import (
     PartitionState,
     TableCollisionError,
@@ -155,18 +154,15 @@ class Job:
             known[rng.topic] = {**decimal_hints(rng.topic, self.opts.decimal_columns),
                                 **(state.by_name() if state is not None else {})}
         sc = self.spark.sparkContext
-        decoded = sc.parallelize(work, len(work)).mapPartitions(task(self.kafka, known)) \
-            .persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            meta = decoded.filter(lambda x: not isinstance(x, Change)).collect()
-            result = self._apply(decoded, meta, work)
-        finally:
-            decoded.unpersist()
+        items = sc.parallelize(work, len(work)).mapPartitions(task(self.kafka, known)).collect()
+        result = self._apply([i for i in items if isinstance(i, Part)],
+                             [i for i in items if not isinstance(i, Part)], work)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
 
-    def _apply(self, decoded: object, meta: list[object], work: list[OffsetRange]) -> BatchResult:
+    def _apply(self, parts: list[Part], meta: list[object],
+               work: list[OffsetRange]) -> BatchResult:
         stats = [m for m in meta if isinstance(m, RangeStats)]
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
@@ -199,10 +195,9 @@ class Job:
                      TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
             if changes:
                 log.info("table %s: MERGE of %d keys started", ref, changes)
-                rdd = decoded.filter(  # type: ignore[attr-defined]
-                    lambda x, ts=topics: isinstance(x, Change) and x.topic in ts)
                 with commit_properties(self.spark, props):
-                    merge_changes(self.spark, state, rdd, f"gtidmark_src_{self.batches}")
+                    merge_changes(self.spark, state, [p for p in parts if p.topic in topics],
+                                  f"gtidmark_src_{self.batches}")
             if committed_summary(self.spark, str(ref)) != props:
                 commit_offsets_only(self.spark, str(ref), props)
             self.offsets[ref] = offsets

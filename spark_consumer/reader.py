@@ -1,11 +1,14 @@
 """Executor side: read one offset range with confluent-kafka, decode, keep the last change per key.
 
 One Spark task per range. A key always lives in one partition, so the per-key reduction of
-the micro-batch is complete inside the task.
+the micro-batch is complete inside the task. A range is decoded columnar when it can be, else
+row by row; either way its changes leave the task as `Part`s for the MERGE source.
 """
 
 from __future__ import annotations
 
+import logging
+import pickle
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -13,11 +16,21 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord, to_ipc
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Change, Decoder, Shape
 from spark_consumer.planner import OffsetRange
 
-RawRecord = tuple[str, int, int, bytes | None, bytes | None]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Changes of one range for the MERGE source: Arrow IPC (columnar) or pickled `Change`s."""
+
+    topic: str
+    columnar: bool
+    blob: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +106,54 @@ def reduce_range(records: Iterable[RawRecord], decoder: Decoder,
                      deletes)
 
 
+Item = Part | BadRecord | Shape | RangeStats
+
+
+def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,
+                known: dict[str, dict[str, ColumnSpec]]) -> Iterator[Item]:
+    """The row decoder's result for a range, its changes in one pickled `Part`."""
+    changes = []
+    for item in reduce_range(records, Decoder(known), rng):
+        if isinstance(item, Change):
+            changes.append(item)
+        else:
+            yield item
+    if changes:
+        yield Part(rng.topic, False, pickle.dumps(changes, pickle.HIGHEST_PROTOCOL))
+
+
+def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
+                 known: dict[str, dict[str, ColumnSpec]]) -> Iterator[Item]:
+    """Columnar when every record allows it, else row by row (the reference decoder).
+
+    Records are decoded as they arrive, while the consumer fetches the next ones.
+    """
+    pending = iter(records)
+    seen: list[RawRecord] = []
+
+    def remembered() -> Iterator[RawRecord]:
+        for record in pending:
+            seen.append(record)
+            yield record
+
+    try:
+        done = RangeDecoder(rng.topic).decode(remembered())
+    except Fallback as exc:
+        log.debug("%s[%d]: decoded row by row: %s", rng.topic, rng.partition, exc)
+        seen.extend(pending)
+        yield from decode_rows(seen, rng, known)
+        return
+    yield from (Part(rng.topic, True, to_ipc(table)) for table in done.tables)
+    yield from done.shapes
+    yield RangeStats(rng.topic, rng.partition, done.records, done.tombstones, 0, done.upserts,
+                     done.deletes)
+
+
 def task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]]) -> Any:
     """The function for `mapPartitions` over an RDD of OffsetRange (one range per partition)."""
 
-    def run(ranges: Iterable[OffsetRange]) -> Iterator[Change | BadRecord | Shape | RangeStats]:
+    def run(ranges: Iterable[OffsetRange]) -> Iterator[Item]:
         for rng in ranges:
-            decoder = Decoder(known)
-            yield from reduce_range(read_range(conf, rng), decoder, rng)
+            yield from decode_range(read_range(conf, rng), rng, known)
 
     return run

@@ -1,7 +1,8 @@
 """Connector encode -> Spark decode gives back the source value, for every Debezium type.
 
 Records come from the connector's `EventEncoder` (the bytes `gtidmark run` writes); the job's
-`Decoder` is pure, so the property runs without Spark (test_apply checks the Spark side).
+`Decoder` and its columnar `RangeDecoder` are pure, so the properties run without Spark
+(test_apply checks the Spark side).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
+from spark_consumer.columnar import OP_COLUMN, RangeDecoder
 from spark_consumer.dbztypes import decode_decimal
 from spark_consumer.decode import BadRecord, Change, Decoder
 from tests.spark.events import Changes
@@ -135,7 +137,19 @@ def expected(schema: TableSchema, row: dict[str, Any]) -> dict[str, Any]:
 def decoded(item: tuple[bytes | None, bytes | None], topic: str) -> dict[str, Any]:
     change = Decoder().decode(topic, 0, 0, *item)
     assert isinstance(change, Change), change
-    row = dict(change.row)
+    return with_doc(change.row)
+
+
+def decoded_columnar(item: tuple[bytes | None, bytes | None], topic: str) -> dict[str, Any]:
+    """The one change of a range decoded by the columnar path, as Python values."""
+    (table,) = RangeDecoder(topic).decode([(topic, 0, 0, *item)]).tables
+    (row,) = table.to_pylist()
+    assert row.pop(OP_COLUMN) == "c"
+    return with_doc(row)
+
+
+def with_doc(values: dict[str, Any]) -> dict[str, Any]:
+    row = dict(values)
     if row["doc"] is not None:
         row["doc"] = json.loads(row["doc"])
     return row
@@ -150,6 +164,15 @@ def test_every_debezium_type_decodes_to_the_source_value(
     assert decoded(changes.upsert("c", row), changes.topic) == expected(schema, row)
 
 
+@settings(max_examples=300, deadline=None)
+@given(rows())
+def test_every_debezium_type_decodes_columnar_to_the_source_value(
+        case: tuple[TableSchema, dict[str, Any]]) -> None:
+    schema, row = case
+    changes = Changes(schema, "app")
+    assert decoded_columnar(changes.upsert("c", row), changes.topic) == expected(schema, row)
+
+
 @settings(max_examples=200, deadline=None)
 @given(unscaled_decimals())
 @example((-2929356, 10, 2))  # its bytes are base64 "0000": also a numeric-looking string
@@ -162,11 +185,14 @@ def test_negative_and_wide_decimals_decode_exactly(case: tuple[int, int, int]) -
         Column("amount", "decimal", precision=precision, scale=scale)), ("id",))
     changes = Changes(schema, "app")
     value = Decimal(unscaled).scaleb(-scale)
-    change = Decoder().decode(changes.topic, 0, 0, *changes.upsert(
-        "c", {"id": 1, "amount": value}))
+    record = changes.upsert("c", {"id": 1, "amount": value})
+    change = Decoder().decode(changes.topic, 0, 0, *record)
     assert isinstance(change, Change)
     # Spark decimals hold 38 digits; wider DECIMALs are kept exactly as text.
-    assert change.row["amount"] == (value if precision <= 38 else format(value, "f"))
+    want = value if precision <= 38 else format(value, "f")
+    assert change.row["amount"] == want
+    (columnar,) = RangeDecoder(changes.topic).decode([(changes.topic, 0, 0, *record)]).tables
+    assert columnar.column("amount").to_pylist() == [want]
 
 
 def test_the_base64_text_0000_is_a_negative_decimal_not_zero() -> None:

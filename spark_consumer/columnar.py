@@ -1,0 +1,168 @@
+"""Decode a whole offset range at once: orjson per record, then every column to Arrow in one go.
+
+Only JSON-with-schemas records take this path. Anything else in a range (schemaless JSON, a
+bad record, a value the columnar conversion does not take) raises `Fallback`: the range is
+then decoded row by row by `decode.Decoder`, which is the reference for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from spark_consumer.arrowtypes import Unsupported, column
+from spark_consumer.dbztypes import ColumnSpec, SchemaError, specs_from_struct_schema
+from spark_consumer.decode import OPS, Shape
+
+OP_COLUMN = "__gtidmark_op"
+RawRecord = tuple[str, int, int, bytes | None, bytes | None]
+
+
+class Fallback(Exception):
+    """The range needs the row decoder (the message says why, for the debug log)."""
+
+
+@dataclass
+class _Group:
+    """Records sharing one struct schema: their sequence numbers and JSON objects."""
+
+    specs: tuple[ColumnSpec, ...]
+    seqs: list[int] = field(default_factory=list)
+    values: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Decoded:
+    """A range decoded: Arrow tables of the last change per key, shapes and counts."""
+
+    tables: list[pa.Table]
+    shapes: list[Shape]
+    records: int
+    tombstones: int
+    upserts: int
+    deletes: int
+
+
+def _envelope(raw: bytes) -> tuple[Any, dict[str, Any]]:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise Fallback(f"not JSON for orjson: {exc}") from None
+    if type(obj) is not dict or len(obj) != 2 or type(obj.get("schema")) is not dict \
+            or "payload" not in obj:
+        raise Fallback("not JSON with schemas")
+    return obj["payload"], obj["schema"]
+
+
+def _field_schema(schema: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for item in schema.get("fields") or []:
+        if isinstance(item, dict) and item.get("field") == name:
+            return item
+    return None
+
+
+class RangeDecoder:
+    """Decodes the records of one topic partition range (one Spark task)."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self._groups: dict[bytes, _Group] = {}
+        self._keys: dict[bytes, _Group] = {}
+        self._shapes: dict[tuple[bytes, tuple[str, ...]], Shape] = {}
+
+    def _group(self, groups: dict[bytes, _Group], ident: bytes,
+               schema: dict[str, Any]) -> _Group:
+        group = groups.get(ident)
+        if group is None:
+            try:
+                group = _Group(tuple(specs_from_struct_schema(schema)))
+            except SchemaError as exc:
+                raise Fallback(f"schema: {exc}") from None
+            groups[ident] = group
+        return group
+
+    def _note_shape(self, schema_ident: bytes, group: _Group,
+                    key_columns: tuple[str, ...]) -> None:
+        ident = (schema_ident, key_columns)
+        if ident not in self._shapes:
+            names = {s.name for s in group.specs}
+            if not set(key_columns) <= names:
+                raise Fallback("a key column the image does not have")
+            self._shapes[ident] = Shape(self.topic, group.specs, key_columns)
+
+    def decode(self, records: Iterable[RawRecord]) -> Decoded:
+        """Every record converted (so any bad one falls back), the last one per key kept."""
+        latest: dict[bytes, int] = {}
+        ops: list[str] = []
+        count = tombstones = 0
+        for _, _, _, key, value in records:
+            count += 1
+            if value is None:
+                tombstones += 1
+                continue
+            payload, schema = _envelope(value)
+            if payload is None:
+                tombstones += 1
+                continue
+            if type(payload) is not dict or payload.get("op") not in OPS or key is None:
+                raise Fallback("not an applicable change envelope")
+            op = payload["op"]
+            key_payload, key_schema = _envelope(key)
+            if type(key_payload) is not dict or not key_payload:
+                raise Fallback("key is not a JSON object")
+            image_name = "before" if op == "d" else "after"
+            image = payload.get(image_name)
+            seq = len(ops)
+            if type(image) is dict:
+                image_schema = _field_schema(schema, image_name)
+                if image_schema is None:
+                    raise Fallback("an image without a schema")
+                ident = orjson.dumps(image_schema)
+                group = self._group(self._groups, ident, image_schema)
+                self._note_shape(ident, group, tuple(key_payload))
+                group.seqs.append(seq)
+                group.values.append(image)
+            elif op != "d":
+                raise Fallback(f"op {op!r} without an 'after' object")
+            keys = self._group(self._keys, orjson.dumps(key_schema), key_schema)
+            keys.seqs.append(seq)
+            keys.values.append(key_payload)
+            ops.append(op)
+            latest[orjson.dumps(key_payload, option=orjson.OPT_SORT_KEYS)] = seq
+        last = set(latest.values())
+        deletes = sum(1 for seq in last if ops[seq] == "d")
+        tables = [t for g in self._groups.values() if (t := _table(g, ops, last, False))]
+        tables += [t for g in self._keys.values() if (t := _table(g, ops, last, True))]
+        return Decoded([t for t in tables if t.num_rows], list(self._shapes.values()), count,
+                       tombstones, len(last) - deletes, deletes)
+
+
+def _table(group: _Group, ops: list[str], last: set[int], deletes: bool) -> pa.Table:
+    """The group's columns (all values converted), filtered to the surviving changes."""
+    try:
+        arrays = [column(spec, [v.get(spec.name) for v in group.values]) for spec in group.specs]
+    except Unsupported as exc:
+        raise Fallback(str(exc)) from None
+    group_ops = [ops[seq] for seq in group.seqs]
+    keep = [seq in last and (ops[seq] == "d") == deletes for seq in group.seqs]
+    names = [OP_COLUMN, *(spec.name for spec in group.specs)]
+    if len(set(names)) != len(names):
+        raise Fallback("duplicate field names")
+    table = pa.Table.from_arrays([pa.array(group_ops, pa.string()), *arrays], names=names)
+    return table.filter(pa.array(keep, pa.bool_()))
+
+
+def to_ipc(table: pa.Table) -> bytes:
+    """One table as Arrow IPC stream bytes (what a task hands the driver's MERGE source)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def from_ipc(blob: bytes) -> pa.Table:
+    return pa.ipc.open_stream(blob).read_all()
