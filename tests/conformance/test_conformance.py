@@ -66,7 +66,13 @@ def _kafka_records(broker: Broker) -> list[Record]:
 
 
 def _has_done(records: list[Record]) -> bool:
-    return any(r["topic"] == f"{DB}.{DB}.done" for r in records)
+    """The last statement's row and its transaction's END (a later batch may carry it)."""
+    done = [r for r in records if r["topic"] == f"{DB}.{DB}.done"]
+    if not done:
+        return False
+    tx = done[-1]["value"]["payload"]["transaction"]["id"]
+    return any(r["topic"] == f"{DB}.transaction" and r["value"]["payload"]["status"] == "END"
+               and r["value"]["payload"]["id"] == tx for r in records)
 
 
 @pytest.fixture(scope="module")
