@@ -99,8 +99,8 @@ class Sink:
         self.failure: str | None = None
         self.timed_out = False  # the failure is a delivery timeout (ha_producer)
         self._last_error: str | None = None
-        # Called before a record is queued once `guard_after` seconds passed since the
-        # last call: the engine re-checks its leadership after a pause.
+        # Called before a record is queued when `guard_after` seconds passed since the
+        # previous record: the engine re-checks its leadership after a pause.
         self.guard: Callable[[], None] | None = None
         self.guard_after = float("inf")
         self._guarded_at = time.monotonic()
