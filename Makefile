@@ -1,7 +1,7 @@
 # gtidmark — the commands the README gives. `make setup` once, then `make test`.
 PY := .venv/bin/python
 STAMP := .venv/.installed
-APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java
+APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config
 
 .PHONY: setup test test-unit demo lint typecheck bench clean
 
@@ -13,6 +13,8 @@ apt:
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	[ -f /usr/share/java/jarjar.jar ] || missing="$$missing libjarjar-java"; \
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	[ -f /usr/include/mariadb/mysql.h ] || missing="$$missing libmariadb-dev"; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

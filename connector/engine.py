@@ -41,6 +41,7 @@ from connector.rest.control import (
 )
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
 from signals.channel import SignalChannel
 
@@ -112,7 +113,7 @@ class Engine:
         self.filter = TableFilter(config)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
         self.signals = SignalChannel(config)
-        source = ChunkSource(lambda: replica_connection(config), self.filter, config.flavour)
+        source = ChunkSource(lambda: snapshot_session(config), self.filter, config.flavour)
         # The dispatcher, built next, holds the coordinator; the coordinator only emits.
         self.snapshots = SnapshotCoordinator(
             config, source, lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))

@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import pymysql.cursors
 from pymysqlreplication.constants import FIELD_TYPE
 
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
@@ -233,7 +232,7 @@ def with_catalog_details(schema: TableSchema, catalog: TableSchema) -> TableSche
 
 def schema_from_information_schema(conn: Any, db: str, table: str) -> TableSchema:
     """Fallback for the snapshot before any table map was seen; same result as the binlog's."""
-    with conn.cursor(pymysql.cursors.Cursor) as cur:  # tuples, whatever the connection default
+    with conn.cursor() as cur:
         cur.execute(
             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, "
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, "

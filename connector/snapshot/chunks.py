@@ -3,7 +3,7 @@
 Composite keys use the expanded predicate `(k1 > ?) OR (k1 = ? AND k2 > ?) ...` rather than
 a row comparison, which older MySQL/MariaDB optimizers do not turn into an index range.
 Every query comes with a parameter list (maybe empty): always pass it to `execute`, since
-`%` in names is escaped for pymysql's `%s` formatting. A condition is a rendered
+`%` in names is escaped for the driver's `%s` formatting. A condition is a rendered
 `signals.filters.Filter`: SQL already in that form, and its literal parameters.
 """
 
@@ -37,7 +37,7 @@ def quote_ident(name: str) -> str:
 
 
 def _pct(sql: str) -> str:
-    """Escape `%` for pymysql's parameter formatting."""
+    """Escape `%` for the driver's parameter formatting (pymysql and mysqlclient alike)."""
     return sql.replace("%", "%%")
 
 

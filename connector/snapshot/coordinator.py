@@ -19,13 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pymysql
-
 from connector.config import ConnectorConfig
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import TableSchema
 from connector.snapshot import actions
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.session import SqlError
 from connector.snapshot.source import ChunkSource, SelectedChunk
 from connector.snapshot.sql_errors import describe, is_connection_error
 from connector.snapshot.state import SnapshotState
@@ -116,7 +115,7 @@ class SnapshotCoordinator:
             done = actions.act(self.state, signal, self._source)
         except (PatternTooSlow, actions.SnapshotRefused) as exc:
             log.warning("%s skipped: %s", where, exc)
-        except pymysql.MySQLError as exc:
+        except SqlError as exc:
             self._source.close()
             log.warning("%s skipped: the replica refused a query (%s)", where, describe(exc))
         except Exception as exc:  # noqa: BLE001 - a signal must never stop streaming
@@ -177,7 +176,7 @@ class SnapshotCoordinator:
                 return
             progress, table = prepared
             chunk = self._source.select(progress, table, self.state.throttle(self._configured)[0])
-        except pymysql.MySQLError as exc:
+        except SqlError as exc:
             head = self._head()
             self._source.close()
             if is_connection_error(exc) or head is None:

@@ -1,8 +1,8 @@
 """The snapshot's chunk source: lists captured tables, prepares a table, selects chunks.
 
-Every read the snapshot makes of the replica, on one read-only session of its own: the
-catalog, and each chunk SELECT between its low and high watermark (DBLog). SELECTs and
-variable reads only; no locks, no writes.
+Every read the snapshot makes of the replica, on one read-only session of its own
+(connector/snapshot/session.py): the catalog, and each chunk SELECT between its low and high
+watermark (DBLog). SELECTs and variable reads only; no locks, no writes.
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import pymysql
-
 from connector.filters import TableFilter
 from connector.gtid import Position
 from connector.snapshot.chunks import bounded, chunk_query
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.session import Session
 from connector.snapshot.tables import (
     CHUNK_TIMEOUT_S,
     ChunkedTable,
@@ -32,10 +31,6 @@ from connector.snapshot.watermarks import read_high, read_low
 from connector.snapshot.window import Key
 
 log = logging.getLogger("gtidmark.snapshot")
-
-# Explicit, so that no server-side mode changes quoting (ANSI_QUOTES, NO_BACKSLASH_ESCAPES)
-# or what a SELECT returns (PAD_CHAR_TO_FULL_LENGTH).
-SESSION_SQL_MODE = "NO_ENGINE_SUBSTITUTION"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +46,16 @@ class SelectedChunk:
 
 
 class ChunkSource:
-    def __init__(self, connect: Callable[[], pymysql.connections.Connection],
+    def __init__(self, connect: Callable[[], Session],
                  table_filter: TableFilter, flavour: Literal["mysql", "mariadb"]) -> None:
         self._connect = connect
         self._filter = table_filter
         self._flavour = flavour
-        self._conn: pymysql.connections.Connection | None = None
+        self._conn: Session | None = None
 
-    def _session(self) -> pymysql.connections.Connection:
-        """The snapshot's connection, its sql_mode set: no mode of the server's changes how
-        our statements are quoted (ANSI_QUOTES, NO_BACKSLASH_ESCAPES) or what CHAR returns."""
+    def _session(self) -> Session:
         if self._conn is None:
-            conn = self._connect()
-            with conn.cursor() as cur:
-                cur.execute(f"SET SESSION sql_mode = '{SESSION_SQL_MODE}'")
-            self._conn = conn
+            self._conn = self._connect()
         return self._conn
 
     def close(self) -> None:

@@ -6,8 +6,6 @@ snapshot's log lines carry the error number and a fixed name, never the server's
 
 from __future__ import annotations
 
-import pymysql
-
 # Codes that mean the connection, not the query, failed: retry with a new connection.
 _CONNECTION_CODES = frozenset({1040, 1053, 1152, 1153, 1158, 1159, 1160, 1161, 1205, 1213,
                                1927, 4031})
@@ -25,7 +23,7 @@ def error_code(exc: BaseException) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-def is_connection_error(exc: pymysql.MySQLError) -> bool:
+def is_connection_error(exc: BaseException) -> bool:
     """Client-side (2000-2999), network and lock-wait errors: the same query may succeed."""
     code = error_code(exc)
     return code is None or 2000 <= code < 3000 or code in _CONNECTION_CODES

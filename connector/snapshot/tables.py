@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import pymysql
-
 from connector.schema import TableSchema, schema_from_information_schema
 from connector.snapshot.chunks import (
     Condition,
@@ -27,6 +25,7 @@ from connector.snapshot.keys import (
     unique_columns_query,
 )
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.session import Session, SqlError
 from connector.snapshot.sql_errors import describe, is_connection_error
 from connector.snapshot.window import Key
 from signals.filters import FilterError, parse_filter
@@ -50,7 +49,7 @@ class ChunkedTable:
     binlog_key: Callable[[dict[str, Any]], Key]
 
 
-def open_table(conn: pymysql.connections.Connection, progress: TableProgress) -> ChunkedTable:
+def open_table(conn: Session, progress: TableProgress) -> ChunkedTable:
     db, table = progress.table.split(".", 1)
     try:
         schema = schema_from_information_schema(conn, db, table)
@@ -65,7 +64,7 @@ def open_table(conn: pymysql.connections.Connection, progress: TableProgress) ->
     return ChunkedTable(schema, keys, condition, binlog_key_reader(schema, keys))
 
 
-def measure(conn: pymysql.connections.Connection, progress: TableProgress,
+def measure(conn: Session, progress: TableProgress,
             table: ChunkedTable, flavour: Flavour) -> None:
     """Where the table's snapshot ends (its largest key now) and its estimated size."""
     db, name = progress.table.split(".", 1)
@@ -79,7 +78,7 @@ def measure(conn: pymysql.connections.Connection, progress: TableProgress,
         progress.estimate = int(est[0] or 0) if est else 0
 
 
-def condition_refused(conn: pymysql.connections.Connection, table: str, condition: str,
+def condition_refused(conn: Session, table: str, condition: str,
                       flavour: Flavour) -> str | None:
     """Why `condition` may not run on `table`, or None: the grammar, the table's own
     columns, then the server's plan of a LIMIT 0 query (time-bounded)."""
@@ -93,7 +92,7 @@ def condition_refused(conn: pymysql.connections.Connection, table: str, conditio
             cur.fetchall()
     except (FilterError, LookupError) as exc:
         return str(exc)
-    except pymysql.MySQLError as exc:
+    except SqlError as exc:
         if is_connection_error(exc):
             raise
         return f"not valid SQL: {describe(exc)}"

@@ -12,9 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from connector.config import parse_config
 from connector.preflight import check_server, read_server_settings
+from connector.snapshot.session import SqlError, snapshot_session
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild
-from tests.integration.solo import SoloMariaDb, solo, solo_settings, wait_solo_caught_up
+from tests.integration.solo import (
+    SoloMariaDb,
+    make_certificates,
+    solo,
+    solo_settings,
+    wait_solo_caught_up,
+)
 from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
 
 __all__ = ["solo"]  # the module-scoped fixture
@@ -188,6 +196,40 @@ def test_verify_ca_without_ca_checks_the_certificate(mariadb: MariaDbPair, broke
             checked.wait_log("binlog stream open")
         finally:
             checked.ensure_stopped()
+
+
+def _snapshot_session_cipher(mariadb: MariaDbPair, broker: Broker, solo: SoloMariaDb,
+                             db: str, **settings: str) -> str:
+    """Open the snapshot's session (mysqlclient) to `solo`; the TLS cipher it negotiated."""
+    doc = connector_document(mariadb, broker, db, **solo_settings(solo, db), **settings)
+    conn = snapshot_session(parse_config(doc))
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            return str(cur.fetchone()[1])
+    finally:
+        conn.close()
+
+
+def test_snapshot_session_applies_the_same_tls_modes(mariadb: MariaDbPair, broker: Broker,
+                                                     solo: SoloMariaDb, solo_db: str,
+                                                     tmp_path: Path) -> None:
+    """The snapshot's C driver verifies as the streaming connection does: a certificate
+    from another CA is refused under verify_ca/verify_identity, encryption is on from
+    `required` up and off with `disabled`."""
+    assert solo.certs is not None
+    ca = str(solo.certs["ca"])
+    other_ca = str(make_certificates(tmp_path / "other")["ca"])
+    assert _snapshot_session_cipher(mariadb, broker, solo, solo_db,
+                                    database__ssl__mode="disabled") == ""
+    assert _snapshot_session_cipher(mariadb, broker, solo, solo_db,
+                                    database__ssl__mode="required") != ""
+    for mode in ("required", "verify_ca", "verify_identity"):
+        assert _snapshot_session_cipher(mariadb, broker, solo, solo_db, database__ssl__mode=mode,
+                                        database__ssl__ca=ca) != ""
+        with pytest.raises(SqlError, match="(?i)certificate|verif"):
+            _snapshot_session_cipher(mariadb, broker, solo, solo_db, database__ssl__mode=mode,
+                                     database__ssl__ca=other_ca)
 
 
 def test_replica_without_log_slave_updates_is_refused(solo: SoloMariaDb) -> None:

@@ -11,14 +11,13 @@ import struct
 from decimal import Decimal
 from typing import Any
 
-import pymysql
-import pymysql.cursors
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import TableMapEvent, WriteRowsEvent
 
 from connector.config import parse_config
-from connector.events import SNAPSHOT_SESSION_INIT, EventEncoder, SourceInfo, restore_empty_sets
+from connector.events import EventEncoder, SourceInfo, restore_empty_sets
 from connector.schema import TableSchema, schema_from_information_schema, schema_from_table_map
+from connector.snapshot.session import snapshot_session
 from tests.services import MariaDbPair
 
 UTF8 = "CHARACTER SET utf8mb4"
@@ -223,12 +222,17 @@ def test_decimal_json_value_is_base64_of_hand_computed_unscaled(mariadb: MariaDb
 
 
 def _select_rows_of(mariadb: MariaDbPair, db: str, table: str) -> tuple[TableSchema, list[Any]]:
-    conn = pymysql.connect(**mariadb.cdc_settings(), init_command=SNAPSHOT_SESSION_INIT,
-                           cursorclass=pymysql.cursors.DictCursor)
+    """The rows as the snapshot's own session (mysqlclient) reads them, as dicts."""
+    settings = mariadb.cdc_settings()
+    conn = snapshot_session(parse_config({"name": "t", "config": {
+        "database.hostname": settings["host"], "database.port": settings["port"],
+        "database.user": settings["user"], "database.password": settings["password"],
+        "database.server.id": 5, "topic.prefix": db, "bootstrap.servers": "b"}}))
     try:
         with conn.cursor() as cur:
             cur.execute(f"SELECT * FROM {db}.{table} ORDER BY id")
-            rows = list(cur.fetchall())
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         return schema_from_information_schema(conn, db, table), rows
     finally:
         conn.close()
