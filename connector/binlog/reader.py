@@ -36,6 +36,7 @@ from pymysqlreplication.row_event import (
 )
 
 from connector.binlog.queue import ChangeQueue
+from connector.binlog import tablemaps
 from connector.binlog.statements import is_dml
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 # start position (an endless duplicate loop, seen here). Turn that off: the errors reach
 # BinlogReader.run, which reconnects from the position after the last whole transaction.
 binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
+tablemaps.install()  # a table map is parsed once per table version, not once per rows event
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
