@@ -35,8 +35,9 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from connector.binlog.queue import ChangeQueue
 from connector.binlog import tablemaps
+from connector.binlog.queue import ChangeQueue
+from connector.binlog.rowimages import fast_rows
 from connector.binlog.statements import is_dml
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
@@ -337,15 +338,16 @@ def _rows_change(event: Any, table: TableSchema) -> RowsChange:
     if times is None:
         times = _fractional_times[id(table)] = tuple(
             c.name for c in table.columns if c.type_name == "time" and (c.scale or 0) > 0)
-    if isinstance(event, WriteRowsEvent | DeleteRowsEvent):
+    op: Op = "u" if isinstance(event, UpdateRowsEvent) else (
+        "c" if isinstance(event, WriteRowsEvent) else "d")
+    rows = fast_rows(event)  # None: a table or image the generated decoders do not cover
+    if rows is None and op == "u":
+        rows = [(_image(row, "before_"), _image(row, "after_")) for row in event.rows]
+    elif rows is None:
         rows = [_image(row) for row in event.rows]
-        if times:
-            _fix_times(rows, times)
-        return RowsChange(table, "c" if isinstance(event, WriteRowsEvent) else "d", rows, pos)
-    pairs = [(_image(row, "before_"), _image(row, "after_")) for row in event.rows]
     if times:
-        _fix_times([image for pair in pairs for image in pair], times)
-    return RowsChange(table, "u", pairs, pos)
+        _fix_times([image for row in rows for image in (row if op == "u" else (row,))], times)
+    return RowsChange(table, op, rows, pos)
 
 
 def _close_quietly(stream: BinLogStreamReader | None) -> None:
