@@ -95,7 +95,8 @@ def connector_config(svc: Services, prefix: str, **settings: Any) -> ConnectorCo
 
 def seed_offsets(config: ConnectorConfig, gtids: str) -> None:
     """Committed offsets that make the connector stream from `gtids` on its first start."""
-    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
+    store = OffsetStore(config)
+    store.open(TopicAdmin(config.producer_settings()))
     store.seed(ConnectorOffsets(gtids=gtids))
     assert store.flush(30)
 

@@ -60,13 +60,6 @@ class SteppedDown(RuntimeError):
 VIEW_INTERVAL = 0.2  # how often the REST server's view of the engine is refreshed
 
 
-def wait_to_retry_start(reason: str, stopping: threading.Event) -> None:
-    """After a step-down a failed start is the broker or the replica still away: wait as a
-    standby (the caller goes back to the lease) instead of exiting."""
-    log.warning("cannot start yet: %s; standby, trying again in %.0fs", reason, START_RETRY_S)
-    stopping.wait(START_RETRY_S)
-
-
 def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connection:
     """A read-only session on the replica for watermarks and chunk SELECTs."""
     settings = config.mysql_settings()
@@ -79,9 +72,19 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
 
 
 class Engine:
+    # Built by `_start`, not the constructor: a Kafka client may refuse the user's settings,
+    # and the events need the server's flavour; `run` handles a failed start.
+    admin: TopicAdmin
+    sink: Sink
+    catalog: Catalog
+    signals: SignalChannel
+    snapshots: SnapshotCoordinator
+    dispatcher: Dispatcher
+
     def __init__(self, config: ConnectorConfig, control: EngineControl | None = None,
                  paused: bool = False, stopping: threading.Event | None = None,
                  lease: Lease | None = None, retry_start: bool = False) -> None:
+        """No I/O here: a broker or a replica that is away fails `run`'s start."""
         self.config = config
         # After a step-down a failed start is the broker or the replica still away: wait
         # and go back to standby instead of exiting (the lease is kept meanwhile).
@@ -98,27 +101,9 @@ class Engine:
         self.epoch = 0
         self.instance: Instance | None = None
         self._beat = time.monotonic()
-        self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
-        producer = config.producer_settings()
-        if lease is not None:
-            producer = ha_producer(producer, config.ha_session_timeout_ms)
-        self.sink = Sink(producer, config.failure_handling_mode)
-        if lease is not None:
-            self.sink.guard, self.sink.guard_after = self._guard_send, lease.grace_s
-        self.offsets = OffsetStore(config, self.admin)
-        self.declared = DeclaredColumns()
-        self.catalog = Catalog(lambda: replica_connection(config), self.declared)
-        self.declared.charset_lookup = self.catalog.database_charset
-        self.encoder = EventEncoder(config, enrich=self.catalog.enrich)
-        self.filter = TableFilter(config)
+        # Opened by `_start`; built here as its `committed` is read after a failed start too.
+        self.offsets = OffsetStore(config)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
-        self.signals = SignalChannel(config)
-        source = ChunkSource(lambda: snapshot_session(config), self.filter, config.flavour)
-        # The dispatcher, built next, holds the coordinator; the coordinator only emits.
-        self.snapshots = SnapshotCoordinator(
-            config, source, lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
-        self.dispatcher = Dispatcher(config, self.encoder, self.sink, self.filter, self.admin,
-                                     self.snapshots, self.declared)
         self.position = MariaDbGtidPos.parse("")
         self.file = ""
         self.pos = 0
@@ -126,6 +111,29 @@ class Engine:
         self.reader: ReaderProcess | None = None
         self.xa_hold: str | None = None  # while an XA is open: where a restart must resume
         self.mid_transaction = False  # pieces of a large transaction applied, its end not yet
+
+    def _build(self, config: ConnectorConfig) -> None:
+        """The Kafka clients and the pipeline; `config` carries the server's flavour."""
+        self.config = config
+        self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
+        producer = config.producer_settings()
+        if self.lease is not None:
+            producer = ha_producer(producer, config.ha_session_timeout_ms)
+        self.sink = Sink(producer, config.failure_handling_mode)
+        if self.lease is not None:
+            self.sink.guard, self.sink.guard_after = self._guard_send, self.lease.grace_s
+        declared = DeclaredColumns()
+        self.catalog = Catalog(lambda: replica_connection(config), declared)
+        declared.charset_lookup = self.catalog.database_charset
+        encoder = EventEncoder(config, enrich=self.catalog.enrich)
+        table_filter = TableFilter(config)
+        self.signals = SignalChannel(config)
+        source = ChunkSource(lambda: snapshot_session(config), table_filter, config.flavour)
+        # The dispatcher, built next, holds the coordinator; the coordinator only emits.
+        self.snapshots = SnapshotCoordinator(
+            config, source, lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
+        self.dispatcher = Dispatcher(config, encoder, self.sink, table_filter, self.admin,
+                                     self.snapshots, declared)
 
     # -- state -------------------------------------------------------------------------
 
@@ -187,9 +195,9 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
             line = " ".join(str(exc).split())
             if self.retry_start:
-                self.offsets.abandon()  # its start record must not land after a later one
-                self.sink.abandon()
-                wait_to_retry_start(line, self.stopping)
+                log.warning("cannot start yet: %s; standby, trying again in %.0fs", line,
+                            START_RETRY_S)
+                self.stopping.wait(START_RETRY_S)
                 return STEPPED_DOWN
             log.error("cannot start: %s", line)
             self.failure = traceback.format_exc()
@@ -241,7 +249,13 @@ class Engine:
         self._check_leadership(time.monotonic())
 
     def _start(self) -> None:
-        check_server(lambda: replica_connection(self.config))
+        flavour = check_server(lambda: replica_connection(self.config))
+        if flavour != self.config.flavour:
+            log.info("the server is %s: events are written as Debezium's %s connector "
+                     "writes them (connector.class %s is not used)", flavour, flavour,
+                     self.config.connector_class)
+        self._build(self.config.with_server_flavour(flavour))
+        self.offsets.open(self.admin)
         stored = self.offsets.load()
         if self.lease is not None:
             self.epoch = (0 if stored is None else stored.epoch) + 1
@@ -259,6 +273,7 @@ class Engine:
         self.offsets.checkpoint(0, self.state())
         self.offsets.commit_acked(self.sink)
         if not self.offsets.flush(30):
+            self.offsets.abandon()  # it must not land after a later start's record
             raise RuntimeError(self.offsets.failure or "the start position was not committed "
                                f"to {self.config.offsets_topic} within 30s")
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,

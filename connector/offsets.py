@@ -92,10 +92,23 @@ class Checkpoint:
 
 
 class OffsetStore:
-    def __init__(self, config: ConnectorConfig, admin: TopicAdmin) -> None:
+    """Built without I/O; `open` (part of a start) creates or checks the topic and connects."""
+
+    def __init__(self, config: ConnectorConfig) -> None:
         self._config = config
         self._topic = config.offsets_topic
         self._key = offset_key(config)
+        self.partition = -1  # the key's partition, known once open
+        self._producer: Producer | None = None
+        self._pending: deque[Checkpoint] = deque()
+        self.committed: ConnectorOffsets | None = None
+        self.failure: str | None = None
+        self._unacked = 0
+        self._waiting_since: float | None = None  # newer state not yet acknowledged, since
+        self._stall_reported = False
+
+    def open(self, admin: TopicAdmin) -> None:
+        """Create the compacted topic or check it, and connect the producer."""
         admin.ensure([self._topic], config={"cleanup.policy": "compact"})
         policy = admin.topic_config(self._topic, "cleanup.policy") or "delete"
         if "compact" not in policy.split(","):
@@ -106,14 +119,14 @@ class OffsetStore:
         if not partitions:
             raise RuntimeError(f"offsets topic {self._topic} has no partitions in the metadata")
         self.partition = key_partition(self._key, partitions)
-        self._producer = Producer({**config.producer_settings(), "enable.idempotence": True,
-                                   "message.timeout.ms": 0, "linger.ms": 0})
-        self._pending: deque[Checkpoint] = deque()
-        self.committed: ConnectorOffsets | None = None
-        self.failure: str | None = None
-        self._unacked = 0
-        self._waiting_since: float | None = None  # newer state not yet acknowledged, since
-        self._stall_reported = False
+        self._producer = Producer({**self._config.producer_settings(),
+                                   "enable.idempotence": True, "message.timeout.ms": 0,
+                                   "linger.ms": 0})
+
+    def _opened(self) -> Producer:
+        if self._producer is None:
+            raise RuntimeError(f"offsets store for {self._topic} used before open()")
+        return self._producer
 
     def load(self) -> ConnectorOffsets | None:
         """The committed value for this connector, or None on first start."""
@@ -128,7 +141,7 @@ class OffsetStore:
     def abandon(self) -> None:
         """Drop what is not written yet: a fenced instance must not commit it later."""
         self._pending.clear()
-        self._producer.purge()
+        self._opened().purge()
 
     def checkpoint(self, produced: int, state: ConnectorOffsets) -> None:
         """Remember `state`; it is committed once the first `produced` records are acked."""
@@ -141,7 +154,7 @@ class OffsetStore:
 
     def commit_acked(self, sink: Sink) -> bool:
         """Write the newest checkpoint whose records are all acknowledged; True if written."""
-        self._producer.poll(0)
+        self._opened().poll(0)
         self._check()
         pending = self._pending
         if not pending or not sink.all_acked(pending[0].produced):
@@ -183,17 +196,18 @@ class OffsetStore:
                 self._stall_reported = False
 
     def _write(self, state: ConnectorOffsets) -> None:
+        producer = self._opened()
         try:
-            self._producer.produce(self._topic, state.to_bytes(), self._key,
-                                   partition=self.partition, on_delivery=self._delivered)
+            producer.produce(self._topic, state.to_bytes(), self._key,
+                             partition=self.partition, on_delivery=self._delivered)
         except (KafkaException, BufferError) as exc:
             raise OffsetsWriteFailed(f"offsets write to {self._topic} failed: {exc}") from exc
         self._unacked += 1
-        self._producer.poll(0)
+        producer.poll(0)
         self.committed = state
 
     def flush(self, timeout: float) -> bool:
-        return self._producer.flush(timeout) == 0 and self.failure is None
+        return self._opened().flush(timeout) == 0 and self.failure is None
 
     def uncommitted_age(self) -> float:
         """Seconds the oldest noted state has waited for its commit; 0 when none waits."""
@@ -207,7 +221,7 @@ class OffsetStore:
         """
         self._pending.clear()
         if state is None:
-            self._producer.produce(self._topic, None, self._key, partition=self.partition)
+            self._opened().produce(self._topic, None, self._key, partition=self.partition)
         else:
             state = dataclasses.replace(state, epoch=self.newest_epoch())
             self._write(state)

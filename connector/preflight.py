@@ -8,7 +8,7 @@ exits 2 with one line naming the server variable and the value it needs, as Debe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pymysql
 
@@ -84,12 +84,15 @@ def _mysql_is_replica(cur: Any) -> bool:
     return cur.fetchone() is not None
 
 
-def check_server(connect: Callable[[], Any]) -> None:
-    """Raise ConfigError (exit 2) naming the first server variable that must change."""
+def check_server(connect: Callable[[], Any]) -> Literal["mysql", "mariadb"]:
+    """The server's flavour; raise ConfigError (exit 2) naming the first server variable
+    that must change."""
     conn = connect()
     try:
-        problem = server_problem(*read_server_settings(conn))
+        variables, mariadb, replica = read_server_settings(conn)
     finally:
         conn.close()
+    problem = server_problem(variables, mariadb, replica)
     if problem is not None:
         raise ConfigError(problem)
+    return "mariadb" if mariadb else "mysql"

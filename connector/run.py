@@ -12,29 +12,12 @@ import signal
 import threading
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig, flavour_of_server
-from connector.engine import STEPPED_DOWN, Engine, replica_connection, wait_to_retry_start
+from connector.config import ConfigError, ConnectorConfig
+from connector.engine import STEPPED_DOWN, Engine
 from connector.lease import Lease
 from signals.channel import ensure_signal_topic, signal_client_settings
 
 log = logging.getLogger("gtidmark")
-
-
-def detect_flavour(config: ConnectorConfig) -> ConnectorConfig:
-    """The config with the flavour the server has (any connector.class name works)."""
-    conn = replica_connection(config)
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SHOW GLOBAL VARIABLES LIKE 'gtid\\_binlog\\_pos'")
-            variables = {str(row[0]): row[1] for row in cur.fetchall()}
-    finally:
-        conn.close()
-    flavour = flavour_of_server(variables)
-    if flavour != config.flavour:
-        log.info("the server is %s: events are written as Debezium's %s connector writes "
-                 "them (connector.class %s is not used)", flavour, flavour,
-                 config.connector_class)
-    return config.with_server_flavour(flavour)
 
 
 def open_lease(config: ConnectorConfig) -> Lease:
@@ -103,18 +86,7 @@ def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
     signal.signal(signal.SIGINT, request_stop)
     led = False  # an Engine of this process stepped down before
     while wait_for_lease(lease, stopping):
-        try:
-            code = Engine(detect_flavour(config), stopping=stopping, lease=lease,
-                          retry_start=led).run()
-        except ConfigError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line for the operator
-            line = " ".join(str(exc).split())
-            if led:
-                wait_to_retry_start(line, stopping)
-                continue
-            log.error("cannot start: %s", line)
-            return 1
+        code = Engine(config, stopping=stopping, lease=lease, retry_start=led).run()
         if code != STEPPED_DOWN:
             return code
         led = True

@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import traceback
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine, wait_to_retry_start
+from connector.config import ConnectorConfig
+from connector.engine import STEPPED_DOWN, Engine
 from connector.kafka import TopicAdmin
 from connector.lease import Lease
 from connector.offsets import OffsetStore
@@ -28,7 +27,7 @@ from connector.rest.control import (
     stop_first,
 )
 from connector.rest.server import RestServer
-from connector.run import LeaseUnavailable, detect_flavour, join_group, wait_for_lease
+from connector.run import LeaseUnavailable, join_group, wait_for_lease
 
 log = logging.getLogger("gtidmark.rest")
 
@@ -83,18 +82,8 @@ class Supervisor:
             if not wait_for_lease(self.lease, self.stopping):
                 return "RUNNING", None, None
         self.control.publish(EngineView(state="RESTARTING"))
-        try:
-            engine = Engine(detect_flavour(self.config), self.control, paused=self.paused,
-                            lease=self.lease, retry_start=self.led)
-        except ConfigError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one line; the status has the trace
-            line = " ".join(str(exc).split())
-            if self.led:
-                wait_to_retry_start(line, self.stopping)
-                return "RUNNING", None, None  # back to waiting for the lease
-            log.error("cannot start: %s", line)
-            return "FAILED", traceback.format_exc(), None
+        engine = Engine(self.config, self.control, paused=self.paused, lease=self.lease,
+                        retry_start=self.led)
         self.engine = engine
         if self.stopping.is_set():
             engine.stopping.set()
@@ -136,8 +125,8 @@ class Supervisor:
                             CommandRefused(400, stop_first(self.config.name)))
                         continue
                     if store is None:
-                        store = OffsetStore(self.config,
-                                            TopicAdmin(self.config.producer_settings()))
+                        store = OffsetStore(self.config)
+                        store.open(TopicAdmin(self.config.producer_settings()))
                     try:
                         committed = self._modify_offsets(store, command)
                     except CommandRefused as exc:

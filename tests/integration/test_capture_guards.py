@@ -85,7 +85,7 @@ def test_each_required_server_setting_is_named(solo: SoloMariaDb, name: str, bad
             check_server(lambda: cdc_connection(solo))
     finally:
         solo.execute(f"SET GLOBAL {name} = '{good}'")
-    check_server(lambda: cdc_connection(solo))
+    assert check_server(lambda: cdc_connection(solo)) == "mariadb"
 
 
 def test_replica_is_recognised_and_passes(mariadb: MariaDbPair) -> None:
@@ -243,7 +243,7 @@ def test_replica_without_log_slave_updates_is_refused(solo: SoloMariaDb) -> None
         solo.execute("SET GLOBAL gtid_strict_mode = OFF")
         solo.execute("SET GLOBAL gtid_slave_pos = ''")
         solo.execute("SET GLOBAL gtid_strict_mode = ON")
-    check_server(lambda: cdc_connection(solo))
+    assert check_server(lambda: cdc_connection(solo)) == "mariadb"
 
 
 def test_statement_logged_on_the_primary_arrives_as_rows_through_a_row_replica(

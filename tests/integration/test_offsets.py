@@ -132,7 +132,8 @@ def test_newest_record_wins_across_partitions(mariadb: MariaDbPair, broker: Brok
     config = parse_config(doc)
     create_topic(broker.bootstrap, config.offsets_topic, CONNECT_DEFAULT_PARTITIONS,
                  config={"cleanup.policy": "compact"})
-    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
+    store = OffsetStore(config)
+    store.open(TopicAdmin(config.producer_settings()))
     stale = (store.partition + 1) % CONNECT_DEFAULT_PARTITIONS
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     producer.produce(config.offsets_topic, ConnectorOffsets(gtids="0-1-5").to_bytes(),
@@ -163,7 +164,8 @@ def test_rejected_offsets_write_stops_at_once(mariadb: MariaDbPair, broker: Brok
                                               unique_name: str) -> None:
     """An offsets record Kafka refuses (over message.max.bytes) is fatal, not a crash."""
     config = parse_config(connector_document(mariadb, broker, unique_name))
-    store = OffsetStore(config, TopicAdmin(config.producer_settings()))
+    store = OffsetStore(config)
+    store.open(TopicAdmin(config.producer_settings()))
     sink = Sink(config.producer_settings())
     huge = SnapshotState(id="x", tables=[TableProgress(table="a.b", condition="x" * 2_000_000)])
     store.checkpoint(0, ConnectorOffsets(gtids="0-1-1", snapshot=huge))

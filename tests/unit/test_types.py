@@ -14,13 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.events.converters import dumps
-from connector.events.types import (
-    RowConverter,
-    field_mapping,
-    float32,
-    restore_empty_sets,
-    unscaled_bytes,
-)
+from connector.events.types import RowConverter, field_mapping, restore_empty_sets
+from connector.events.values import float32, unscaled_bytes
 from connector.schema import Column, parse_enum_values
 
 EPOCH = dt.datetime(1970, 1, 1)
