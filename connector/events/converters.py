@@ -6,7 +6,7 @@ codec splices each payload into the pre-serialized schema part instead of re-enc
 
 from __future__ import annotations
 
-import base64
+import binascii
 import io
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +30,8 @@ class Codec(Protocol):
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
-        return base64.b64encode(value).decode("ascii")  # JsonConverter writes bytes as base64
+        # JsonConverter writes bytes as base64 (binascii: base64.b64encode is its wrapper)
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
@@ -83,7 +84,7 @@ _WRITE_BY_TYPE = {
     "int32": "str(v) if type(v) is int else D(v)",
     "int64": "str(v) if type(v) is int else D(v)",
     "string": "E(v) if type(v) is str else D(v)",
-    "bytes": "'\"' + B(v).decode('ascii') + '\"' if type(v) is bytes else D(v)",
+    "bytes": "'\"' + B(v, newline=False).decode('ascii') + '\"' if type(v) is bytes else D(v)",
     "boolean": "('true' if v else 'false') if type(v) is bool else D(v)",
 }
 
@@ -100,7 +101,7 @@ class JsonRowWriter:
 
     def __init__(self, columns: Iterable[tuple[str, str, Callable[[Any], Any] | None, Any]]
                  ) -> None:
-        env: dict[str, Any] = {"D": _dumps, "E": encode_basestring, "B": base64.b64encode}
+        env: dict[str, Any] = {"D": _dumps, "E": encode_basestring, "B": binascii.b2a_base64}
         lines = ["def write(row):", "    g = row.get"]
         parts = []
         for i, (name, connect_type, convert, fallback) in enumerate(columns):
