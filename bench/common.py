@@ -38,6 +38,7 @@ from pymysqlreplication.row_event import (
 )
 
 from bench.debezium import start_replica
+from connector.binlog.rowimages import fast_rows
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos, MariaGtid
@@ -139,7 +140,11 @@ class EngineThread:
 
 def decode_only(settings: dict[str, Any], server_id: int, start: str,
                 end: MariaDbGtidPos) -> tuple[int, float]:
-    """mysql-replication alone: rows decoded from `start` through `end`, and seconds.
+    """The reader's decoding alone: rows decoded from `start` through `end`, and seconds.
+
+    mysql-replication's framing with the connector's table-map cache and generated row
+    decoders (connector/binlog), the library's own decoding for other tables, as the
+    reader does; nothing is encoded or produced.
 
     blocking=True with our own stop at `end`'s last commit: a non-blocking dump from this
     MariaDB 10.11 resets the connection part-way through a large binlog (measured: after
@@ -155,7 +160,8 @@ def decode_only(settings: dict[str, Any], server_id: int, start: str,
     try:
         for event in stream:
             if isinstance(event, ROWS_EVENTS):
-                rows += len(event.rows)
+                fast = fast_rows(event)
+                rows += len(fast if fast is not None else event.rows)
             elif isinstance(event, MariadbGtidEvent):
                 current = MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no)
             elif isinstance(event, XidEvent) and current is not None:
