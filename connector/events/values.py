@@ -34,9 +34,16 @@ def _as_decimal(value: Any) -> Decimal:
 
 def decimal_precise(scale: int) -> Converter:
     shift = Decimal(10) ** scale
+    factor: int = 10**scale
     multiply = _DEC.multiply
 
     def convert(value: Any) -> bytes:
+        if type(value) is Decimal:  # the exact ratio: half the time of Decimal arithmetic
+            numerator, denominator = Decimal.as_integer_ratio(value)
+            n, rest = divmod(numerator * factor, denominator)
+            if not rest:
+                return n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big",
+                                  signed=True)
         # value * 10^scale is exact at this precision; it is integral unless the value has
         # more fraction digits than the column (then round as unscaled_bytes does).
         scaled = multiply(value if type(value) is Decimal else _as_decimal(value), shift)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from connector.events.converters import dumps
 from connector.events.types import RowConverter, field_mapping, restore_empty_sets
-from connector.events.values import float32, unscaled_bytes
+from connector.events.values import decimal_precise, float32, unscaled_bytes
 from connector.schema import Column, parse_enum_values
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -190,6 +190,15 @@ def test_decimal_unscaled_bytes_are_javas_biginteger(unscaled: int, scale: int) 
     raw = unscaled_bytes(value, scale)
     assert raw == _java_biginteger_bytes(unscaled)
     assert int.from_bytes(raw, "big", signed=True) == unscaled
+
+
+@given(st.integers(min_value=-(10**65) + 1, max_value=10**65 - 1), st.integers(0, 30),
+       st.integers(0, 30))
+def test_decimal_converter_equals_unscaled_bytes(digits: int, exponent: int, scale: int) -> None:
+    """Any value, with fewer, as many or more fraction digits than the column's scale."""
+    value = Decimal(f"{digits}E-{exponent}")
+    assert decimal_precise(scale)(value) == unscaled_bytes(value, scale)
+    assert decimal_precise(scale)(str(value)) == unscaled_bytes(value, scale)
 
 
 @given(st.decimals(min_value=Decimal("-99999999.99"), max_value=Decimal("99999999.99"),
