@@ -22,6 +22,14 @@ from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# For single-instance tests that start the connector several times or SIGKILL it: the
+# local broker holds a group join for half the session, and a SIGKILLed instance keeps the
+# lease until its session expires (10 s default: ~19 s per restart, measured). Delivery
+# keeps the default session's bound (half of 10 s), so records time out as they would in
+# the default deployment; only the lease moves faster.
+QUICK_LEASE = {"ha__session__timeout__ms": "3000", "producer__message__timeout__ms": "5000"}
+
+
 def connector_document(mariadb: MariaDbPair, broker: Broker, prefix: str,
                        **settings: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
