@@ -13,21 +13,34 @@ from typing import Any
 
 import pytest
 
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.connector_tools import (
+    QUICK_LEASE,
+    ConnectorProcess,
+    connector_document,
+    rebuild,
+    source_rows,
+)
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
 
 
 @pytest.fixture
-def running(mariadb: MariaDbPair, broker: Broker, unique_name: str,
-            tmp_path: Path) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+def lease_settings() -> dict[str, str]:
+    """The default lease; a test that restarts after a SIGKILL parametrizes QUICK_LEASE."""
+    return {}
+
+
+@pytest.fixture
+def running(mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
+            lease_settings: dict[str, str]
+            ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
     db = unique_name
     mariadb.primary.execute(f"CREATE DATABASE {db}")
     mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
     mariadb.wait_synced()
     doc = connector_document(mariadb, broker, db, heartbeat__interval__ms="300",
-                             provide__transaction__metadata="true")
+                             provide__transaction__metadata="true", **lease_settings)
     proc = ConnectorProcess(doc, tmp_path)
     proc.start()
     proc.wait_log("binlog stream open")
@@ -224,6 +237,7 @@ def child_pids(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.parametrize("lease_settings", [QUICK_LEASE], ids=["quick_lease"])
 def test_sigkill_leaves_no_reader_process_or_dump_thread(
         mariadb: MariaDbPair, broker: Broker,
         running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
