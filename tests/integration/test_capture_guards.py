@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from connector.preflight import check_server, read_server_settings
-from tests.connector_tools import QUICK_LEASE, ConnectorProcess, connector_document, rebuild
+from tests.connector_tools import ConnectorProcess, connector_document, rebuild
 from tests.integration.solo import SoloMariaDb, solo, solo_settings, wait_solo_caught_up
 from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
 
@@ -172,7 +172,7 @@ def test_verify_ca_without_ca_checks_the_certificate(mariadb: MariaDbPair, broke
     assert solo.certs is not None
     (tmp_path / "a").mkdir(exist_ok=True)
     unchecked = connector(mariadb, broker, solo, solo_db, tmp_path / "a",
-                          database__ssl__mode="verify_ca", **QUICK_LEASE)
+                          database__ssl__mode="verify_ca")
     unchecked.start()
     try:
         assert wait_exit(unchecked) == 1
@@ -182,8 +182,7 @@ def test_verify_ca_without_ca_checks_the_certificate(mariadb: MariaDbPair, broke
     for mode in ("verify_ca", "verify_identity"):
         (tmp_path / mode).mkdir()
         checked = connector(mariadb, broker, solo, solo_db, tmp_path / mode,
-                            database__ssl__mode=mode, database__ssl__ca=str(solo.certs["ca"]),
-                            **QUICK_LEASE)
+                            database__ssl__mode=mode, database__ssl__ca=str(solo.certs["ca"]))
         checked.start()
         try:
             checked.wait_log("binlog stream open")

@@ -13,13 +13,7 @@ from typing import Any
 
 from connector.config import parse_config
 from signals.send import build_signal, send_signal
-from tests.connector_tools import (
-    QUICK_LEASE,
-    ConnectorProcess,
-    connector_document,
-    rebuild,
-    source_rows,
-)
+from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import produce
 from tests.services import Broker, MariaDbPair
@@ -206,7 +200,7 @@ def test_sigkill_mid_snapshot_resumes_not_restarts(mariadb: MariaDbPair, broker:
     make_table(mariadb, db, 60_000, table="kill")
     proc = start(mariadb, broker, db, tmp_path, connector,
                  incremental__snapshot__chunk__size="1000",
-                 incremental__snapshot__chunk__delay__ms="30", **QUICK_LEASE)
+                 incremental__snapshot__chunk__delay__ms="30")
     signal(proc, "execute-snapshot", tables=[f"{db}.kill"])
     proc.wait_log(f"snapshot of {db}.kill starts")
     time.sleep(2.5)

@@ -16,7 +16,6 @@ import pytest
 
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import (
-    QUICK_LEASE,
     ConnectorProcess,
     connector_document,
     rebuild,
@@ -115,7 +114,7 @@ def test_sigkill_at_random_moments_loses_nothing(mariadb: MariaDbPair, broker: B
     workload = Workload(mariadb, db, seed=23)
     workload.create()
     mariadb.wait_synced()
-    doc = connector_document(mariadb, broker, db, **QUICK_LEASE)  # restarts after SIGKILL
+    doc = connector_document(mariadb, broker, db)
     conn = ConnectorProcess(doc, workdir)
     conn.start()
     try:

@@ -12,7 +12,6 @@ from confluent_kafka import Consumer, TopicPartition
 
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import (
-    QUICK_LEASE,
     ConnectorProcess,
     connector_document,
     rebuild,
@@ -141,7 +140,7 @@ def test_sigkill_while_a_large_transaction_is_emitted_loses_nothing(
         mariadb: MariaDbPair, broker: Broker, wide_table: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     db = wide_table
-    with streaming(mariadb, broker, db, tmp_path, monkeypatch, **QUICK_LEASE) as (proc, doc):
+    with streaming(mariadb, broker, db, tmp_path, monkeypatch) as (proc, doc):
         mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (0, 'before')")
         wait_caught_up(mariadb, broker, doc)
         one_transaction(mariadb, db, 60_000, 100)
