@@ -26,15 +26,11 @@ from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
 
 
 @pytest.fixture
-def lease_settings() -> dict[str, str]:
-    """The tests' quick lease; a test that needs the product's session parametrizes it."""
-    return {}
-
-
-@pytest.fixture
-def running(mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
-            lease_settings: dict[str, str]
+def running(request: pytest.FixtureRequest, mariadb: MariaDbPair, broker: Broker,
+            unique_name: str, tmp_path: Path
             ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+    """A streaming connector on `db`.t; indirect parameters are extra settings."""
+    lease_settings: dict[str, str] = getattr(request, "param", {})
     db = unique_name
     mariadb.primary.execute(f"CREATE DATABASE {db}")
     mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
@@ -59,7 +55,7 @@ def assert_same(mariadb: MariaDbPair, broker: Broker, db: str, table: str = "t")
 
 
 # The broker pause (~3.5 s) must stay within the product's session: a stall, not a takeover.
-@pytest.mark.parametrize("lease_settings", [PRODUCT_LEASE], ids=["product_lease"])
+@pytest.mark.parametrize("running", [PRODUCT_LEASE], ids=["product_lease"], indirect=True)
 def test_paused_broker_stalls_then_catches_up(mariadb: MariaDbPair, broker: Broker,
                                               running: tuple[str, ConnectorProcess,
                                                              dict[str, Any]]) -> None:
