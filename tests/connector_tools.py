@@ -22,6 +22,15 @@ from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Every test's lease unless it sets `ha.session.timeout.ms` itself: the local broker holds a
+# group join for half the session (5 s at the product's 10 s, at every start) and a SIGKILLed
+# instance keeps the lease until its session expires (~19 s per restart, measured). Delivery
+# keeps the product default's bound (half of 10 s), so records time out as in a default
+# deployment. test_ha sets its own session; PRODUCT_LEASE is the product's default one.
+QUICK_LEASE = {"ha.session.timeout.ms": "3000", "producer.message.timeout.ms": "5000"}
+PRODUCT_LEASE = {"ha__session__timeout__ms": "10000"}
+
+
 def connector_document(mariadb: MariaDbPair, broker: Broker, prefix: str,
                        **settings: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
@@ -37,6 +46,8 @@ def connector_document(mariadb: MariaDbPair, broker: Broker, prefix: str,
         "snapshot.mode": "no_data",
     }
     config.update({k.replace("__", "."): v for k, v in settings.items()})
+    if "ha.session.timeout.ms" not in config and config.get("ha.enabled") != "false":
+        config = {**QUICK_LEASE, **config}
     return {"name": f"{prefix}-connector", "config": config}
 
 

@@ -13,21 +13,30 @@ from typing import Any
 
 import pytest
 
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.connector_tools import (
+    PRODUCT_LEASE,
+    ConnectorProcess,
+    connector_document,
+    rebuild,
+    source_rows,
+)
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
 
 
 @pytest.fixture
-def running(mariadb: MariaDbPair, broker: Broker, unique_name: str,
-            tmp_path: Path) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+def running(request: pytest.FixtureRequest, mariadb: MariaDbPair, broker: Broker,
+            unique_name: str, tmp_path: Path
+            ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+    """A streaming connector on `db`.t; indirect parameters are extra settings."""
+    lease_settings: dict[str, str] = getattr(request, "param", {})
     db = unique_name
     mariadb.primary.execute(f"CREATE DATABASE {db}")
     mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
     mariadb.wait_synced()
     doc = connector_document(mariadb, broker, db, heartbeat__interval__ms="300",
-                             provide__transaction__metadata="true")
+                             provide__transaction__metadata="true", **lease_settings)
     proc = ConnectorProcess(doc, tmp_path)
     proc.start()
     proc.wait_log("binlog stream open")
@@ -45,6 +54,8 @@ def assert_same(mariadb: MariaDbPair, broker: Broker, db: str, table: str = "t")
     assert rebuilt == source_rows(mariadb, db, table, ["id"])
 
 
+# The broker pause (~3.5 s) must stay within the product's session: a stall, not a takeover.
+@pytest.mark.parametrize("running", [PRODUCT_LEASE], ids=["product_lease"], indirect=True)
 def test_paused_broker_stalls_then_catches_up(mariadb: MariaDbPair, broker: Broker,
                                               running: tuple[str, ConnectorProcess,
                                                              dict[str, Any]]) -> None:
