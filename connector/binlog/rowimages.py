@@ -32,7 +32,6 @@ _INTS = {FIELD_TYPE.TINY: "b", FIELD_TYPE.SHORT: "h", FIELD_TYPE.LONG: "i",
 _COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
 _UNSUPPORTED = object()
-_readers: dict[int, tuple[Any, ImageReader | None]] = {}  # id(Table) -> (Table, reader)
 
 
 def _int_be(data: bytes | bytearray) -> int:
@@ -178,10 +177,12 @@ def _image_reader(columns: list[Any]) -> ImageReader | None:
 
 
 def _reader_of(table: Any) -> ImageReader | None:
-    found = _readers.get(id(table))
-    if found is None or found[0] is not table:
-        found = _readers[id(table)] = (table, _image_reader(table.columns))
-    return found[1]
+    """The table version's decoder, kept on the library's Table object (it lives as long)."""
+    try:
+        reader: ImageReader | None = table.gtidmark_image_reader
+    except AttributeError:
+        reader = table.gtidmark_image_reader = _image_reader(table.columns)
+    return reader
 
 
 def fast_rows(event: Any) -> list[Any] | None:
