@@ -48,7 +48,7 @@ STEP = 50_000
 ROWS = scaled(20) * STEP
 WRITES_PER_SECOND = 1_000
 DB = "snap"
-TARGET_RATIO, TARGET_RATE, TARGET_P99, TARGET_VS_DEBEZIUM = 0.5, 50_000, 1.0, 3.0
+TARGET_RATIO, TARGET_P99, TARGET_VS_DEBEZIUM = 0.8, 1.0, 3.0  # issue #11's targets
 
 
 def make_table(svc: Services) -> None:
@@ -218,8 +218,7 @@ def print_idle(snap: dict[str, Any], dbz: dict[str, Any], chunked: tuple[int, fl
                 ["what", "rows", "seconds", "rows/s", "vs chunked SELECT", "target met"],
                 [["gtidmark snapshot (signal -> all r acked in Kafka)", snap["rows"],
                   snap["seconds"], rate, ratio,
-                  "yes" if ratio >= TARGET_RATIO and rate >= TARGET_RATE
-                  else f"NO (>= {TARGET_RATIO}x and >= {TARGET_RATE:,} rows/s)"],
+                  "yes" if ratio >= TARGET_RATIO else f"NO (>= {TARGET_RATIO}x)"],
                  ["Debezium 3.6 incremental (signal -> all r at its consumer)", dbz["rows"],
                   dbz["seconds"], dbz_rate, dbz_rate / chunked_rate, ""],
                  [f"pymysql SELECT, keyset chunks of {snap['chunk']} (reference)",
