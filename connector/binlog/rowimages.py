@@ -31,7 +31,6 @@ _INTS = {FIELD_TYPE.TINY: "b", FIELD_TYPE.SHORT: "h", FIELD_TYPE.LONG: "i",
          FIELD_TYPE.LONGLONG: "q"}
 _COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 _FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
-_UNSUPPORTED = object()
 
 
 def _int_be(data: bytes | bytearray) -> int:

@@ -15,7 +15,7 @@ from connector.events.defaults import literal_value
 from connector.events.values import Converter
 from connector.schema import Column
 
-# The snapshot's pymysql session must read TIMESTAMP columns in UTC, as the binlog holds them.
+# The snapshot's session must read TIMESTAMP columns in UTC, as the binlog holds them.
 SNAPSHOT_SESSION_INIT = "SET time_zone = '+00:00'"
 EMPTY_SET_SOURCE = "empty set"  # pymysqlreplication.constants.NONE_SOURCE.EMPTY_SET
 

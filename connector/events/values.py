@@ -1,7 +1,7 @@
 """Value converters: a column value to the value Debezium writes in events.
 
-They accept a value as decoded by mysql-replication 1.0.17 (streaming) *and* by pymysql
-(snapshot SELECT on a session with time_zone '+00:00') and give the same output for the same
+They accept a value as decoded by mysql-replication 1.0.17 (streaming) *and* by a SELECT
+(the snapshot's session, time_zone '+00:00', whose values are pymysql's) and give the same output for the same
 stored value. `types.field_mapping` picks one per column.
 """
 
@@ -24,7 +24,11 @@ _F32 = struct.Struct("<f")
 
 def unscaled_bytes(value: Decimal, scale: int) -> bytes:
     """Kafka Connect Decimal: the unscaled value, big-endian two's complement, minimal length."""
-    n = int(value.scaleb(scale, context=_DEC).to_integral_value(context=_DEC))
+    return _twos_complement(int(value.scaleb(scale, context=_DEC).to_integral_value(context=_DEC)))
+
+
+def _twos_complement(n: int) -> bytes:
+    """Java's BigInteger.toByteArray(): minimal big-endian two's complement."""
     return n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big", signed=True)
 
 
@@ -42,15 +46,14 @@ def decimal_precise(scale: int) -> Converter:
             numerator, denominator = Decimal.as_integer_ratio(value)
             n, rest = divmod(numerator * factor, denominator)
             if not rest:
-                return n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big",
-                                  signed=True)
+                return _twos_complement(n)
         # value * 10^scale is exact at this precision; it is integral unless the value has
         # more fraction digits than the column (then round as unscaled_bytes does).
         scaled = multiply(value if type(value) is Decimal else _as_decimal(value), shift)
         n = int(scaled)
         if scaled != n:
             n = int(scaled.to_integral_value(context=_DEC))
-        return n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big", signed=True)
+        return _twos_complement(n)
     return convert
 
 
@@ -91,7 +94,7 @@ def float32_widened(value: Any) -> float:
 def _bit_int(value: Any) -> int:
     if isinstance(value, str):  # mysql-replication: "0101..."
         return int(value, 2) if value else 0
-    if isinstance(value, bytes | bytearray):  # pymysql: big-endian bytes
+    if isinstance(value, bytes | bytearray):  # a SELECT: big-endian bytes
         return int.from_bytes(value, "big")
     return int(value)
 
@@ -121,7 +124,7 @@ def binary(length: int | None) -> Converter:
 def date_days(value: Any) -> int | None:
     if isinstance(value, dt.date):
         return value.toordinal() - _EPOCH_ORDINAL
-    return None  # zero or invalid date ('0000-00-00' comes back from pymysql as a string)
+    return None  # zero or invalid date ('0000-00-00' comes back from a SELECT as a string)
 
 
 def time_micros(value: Any) -> int | None:
@@ -152,7 +155,7 @@ def zoned(fsp: int) -> Converter:
     """io.debezium.time.ZonedTimestamp: ISO-8601 in UTC, exactly `fsp` fraction digits."""
     def convert(value: Any) -> str | None:
         if not isinstance(value, dt.datetime) or value == _EPOCH:
-            return None  # zero TIMESTAMP (binlog: epoch 0, pymysql: a string)
+            return None  # zero TIMESTAMP (binlog: epoch 0, a SELECT: a string)
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
         text: str = value.isoformat(timespec=spec)
