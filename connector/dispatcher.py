@@ -180,9 +180,12 @@ class Dispatcher:
             self.rows_out += len(change.rows)
         self._tx_total = total
 
-    def emit_snapshot_rows(self, schema: TableSchema, rows: list[dict[str, Any]], file: str,
+    def emit_snapshot_rows(self, schema: TableSchema, rows: list[Any], file: str,
                            pos: int) -> None:
-        """A closed chunk window's rows as op=r records; `file`/`pos`: the stream's position."""
+        """A closed chunk window's rows as op=r records; `file`/`pos`: the stream's position.
+
+        Rows are dicts, or `ReadRow`s the chunk reader encoded with this table's encoding.
+        """
         enc = self._encoder.table(schema)
         topic = enc.topic
         self._topic(topic)
@@ -191,8 +194,13 @@ class Dispatcher:
                             gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
                             snapshot="incremental")
         send = self._sink.send
+        read_value = enc.read_value
         for row in rows:
-            send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
+            if type(row) is tuple:
+                key, after = row
+                send(topic, key, read_value(after, source, now_ms))
+            else:
+                send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
 
     def _send_transaction(self, tx: Transaction, status: str, count: int,
                           per_table: dict[str, int]) -> None:

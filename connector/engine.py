@@ -1,9 +1,7 @@
 """The connector's main loop: reader → dispatcher → encoder → sink, offsets after acks.
 
-One thread applies transactions in binlog order; the reader (its own process) only
-decodes. The snapshot coordinator runs its chunk SELECTs in this same thread, which is
-what "pause binlog processing" means here: for the length of one SELECT, transactions
-wait in the queue.
+One thread applies transactions in binlog order and opens and closes the snapshot's chunk
+windows; the binlog reader and the chunk reader (each its own process) decode and SELECT.
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from connector.rest.control import (
     stop_first,
 )
 from connector.sink import DeliveryFailed, Sink, ha_producer
+from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
@@ -131,7 +130,9 @@ class Engine:
         source = ChunkSource(lambda: snapshot_session(config), table_filter, config.flavour)
         # The dispatcher, built next, holds the coordinator; the coordinator only emits.
         self.snapshots = SnapshotCoordinator(
-            config, source, lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
+            config, source, ChunkReader(config, wake=self.queue.wake),
+            lambda schema: encoder.table(schema).row_encoding,
+            lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
         self.dispatcher = Dispatcher(config, encoder, self.sink, table_filter, self.admin,
                                      self.snapshots, declared)
 
@@ -224,6 +225,7 @@ class Engine:
             return STEPPED_DOWN
         finally:
             self.reader.stop()
+            self.snapshots.close()
         return self._shutdown()
 
     def _check_leadership(self, now: float) -> None:

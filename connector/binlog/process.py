@@ -148,7 +148,7 @@ class ReaderProcess:
         with mine, theirs:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "connector.binlog.process", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_child_env())
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env())
             self._conn = Connection(mine.detach())
         self._conn.send(self._settings)
         self._feeder.start()
@@ -206,7 +206,7 @@ class ReaderProcess:
         return True
 
 
-def _child_env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     """This environment, with the directory holding `connector` first on the path."""
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": PACKAGE_PARENT + (os.pathsep + path if path else "")}

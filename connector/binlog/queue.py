@@ -34,6 +34,11 @@ class ChangeQueue(Generic[T]):
             self.failure = reason
             self._cond.notify_all()
 
+    def wake(self) -> None:
+        """End a `take` that is waiting (news from elsewhere, e.g. a chunk has been read)."""
+        with self._cond:
+            self._cond.notify_all()
+
     def take(self, timeout: float) -> list[T]:
         """Everything pending, waiting up to `timeout` seconds when nothing is."""
         with self._cond:

@@ -48,6 +48,19 @@ class SourceInfo:
     snapshot: str = "false"  # "false" | "incremental" | "true" | "last"
 
 
+@dataclass(frozen=True, slots=True)
+class RowEncoding:
+    """What the chunk reader process needs to encode a table's rows as its encoder here would:
+    the table as the encoder holds it (enriched) and the key columns."""
+
+    schema: TableSchema
+    key_columns: tuple[str, ...]
+
+
+ReadRow = tuple[bytes | None, str]
+"""A snapshot row encoded ahead, in the chunk reader: its key record and its `after` JSON."""
+
+
 SNAPSHOT_VALUES = "true,first,first_in_data_collection,last_in_data_collection,last,false," \
     "incremental"
 _INVALID_TOPIC_CHARS = re.compile(r"[^A-Za-z0-9._-]")
@@ -217,20 +230,31 @@ class TableEncoder:
             return None  # Debezium writes null keys for tables without a primary key
         return self._key_codec.encode(self._key(row))
 
+    @property
+    def row_encoding(self) -> RowEncoding | None:
+        """How the chunk reader rebuilds this encoder; None unless key and value are JSON
+        (an Avro schema id is this process's registry lookup)."""
+        if self._value_json is None or (self._key_codec is not None and self._key_json is None):
+            return None
+        return RowEncoding(self.schema, self.key_columns)
+
+    def read_row(self, row: dict[str, Any]) -> ReadRow:
+        """A snapshot row's key record and `after` text (see `row_encoding`, `read_value`)."""
+        return self.key(row), self._row_json(row)
+
+    def read_value(self, after_json: str, source: SourceInfo, ts_ms: int) -> bytes:
+        """The op=r record of a row `read_row` encoded: the bytes `value("r", ...)` gives."""
+        assert self._value_json is not None, "read_row is for JSON encoders only"
+        return self._json_value("null", after_json, "r", source, ts_ms, None)
+
     def value(self, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
               source: SourceInfo, ts_ms: int,
               transaction: dict[str, Any] | None = None) -> bytes:
         if self._value_json is not None:
-            head, tail = self._source.json_parts(source)
             row = self._row_json
-            return self._value_json.frame("".join((
-                '{"before":', "null" if before is None else row(before),
-                ',"after":', "null" if after is None else row(after),
-                ',"source":', head, str(source.row), tail,
-                ',"transaction":', "null" if transaction is None else dumps(transaction),
-                ',"op":', _OPS.get(op) or dumps(op),
-                ',"ts_ms":', str(ts_ms), ',"ts_us":', str(ts_ms * 1000),
-                ',"ts_ns":', str(ts_ms * 1_000_000), "}")))
+            return self._json_value("null" if before is None else row(before),
+                                    "null" if after is None else row(after),
+                                    op, source, ts_ms, transaction)
         payload = {
             "before": None if before is None else self._row(before),
             "after": None if after is None else self._row(after),
@@ -242,6 +266,18 @@ class TableEncoder:
         out = self._value_codec.encode(payload)
         assert out is not None
         return out
+
+    def _json_value(self, before: str, after: str, op: str, source: SourceInfo, ts_ms: int,
+                    transaction: dict[str, Any] | None) -> bytes:
+        assert self._value_json is not None
+        head, tail = self._source.json_parts(source)
+        return self._value_json.frame("".join((
+            '{"before":', before, ',"after":', after,
+            ',"source":', head, str(source.row), tail,
+            ',"transaction":', "null" if transaction is None else dumps(transaction),
+            ',"op":', _OPS.get(op) or dumps(op),
+            ',"ts_ms":', str(ts_ms), ',"ts_us":', str(ts_ms * 1000),
+            ',"ts_ns":', str(ts_ms * 1_000_000), "}")))
 
     def row_values(self, row: dict[str, Any]) -> dict[str, Any]:
         """The converted column values of `row` as they appear in `before`/`after`."""

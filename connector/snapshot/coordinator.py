@@ -1,18 +1,24 @@
 """The incremental snapshot coordinator: DBLog's chunk windows beside the binlog stream.
 
-For each chunk the source reads the low watermark, SELECTs the next chunk by key and reads
+For each chunk the chunk reader reads the low watermark, SELECTs the chunk by key and reads
 the high watermark; a window opens. While the stream is inside the window, every row change
 of the chunked table drops the chunk row with that key (the change event carries newer
 state). When the stream has applied every transaction up to the high watermark, the
 remaining rows go out as op=r. A DDL on the chunked table discards the chunk; it is
 selected again with new watermarks.
 
-What a signal does to the state is `actions`'; every read of the replica is the `source`'s;
-the records are the dispatcher's, reached through the `emit` callback (see `EmitRows`).
+The reader works one chunk ahead, in its own process (chunk_reader.py): when a window
+opens, the next chunk is asked for. By the time it opens, the stream may have emitted
+changes its L does not hold; the keys the stream touched since the chunk was asked for
+(`RecentChanges`) are replayed into its window, which drops those rows.
+
+What a signal does to the state is `actions`'; the catalog reads are the `source`'s; the
+records are the dispatcher's, reached through the `emit` callback (see `EmitRows`).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -20,16 +26,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.config import ConnectorConfig
+from connector.events.envelope import RowEncoding
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import TableSchema
 from connector.snapshot import actions
+from connector.snapshot.chunk_reader import ChunkReader, ChunkReadFailed
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import SqlError
-from connector.snapshot.source import ChunkSource, SelectedChunk
+from connector.snapshot.source import ChunkRequest, ChunkSource, ColumnsChanged, SelectedChunk
 from connector.snapshot.sql_errors import describe, is_connection_error
 from connector.snapshot.state import SnapshotState
 from connector.snapshot.tables import ChunkedTable, TableSkipped
-from connector.snapshot.window import ChunkWindow
+from connector.snapshot.window import ChunkWindow, RecentChanges
 from signals.channel import ReceivedSignal
 from signals.patterns import PatternTooSlow
 
@@ -37,31 +45,42 @@ log = logging.getLogger("gtidmark.snapshot")
 
 PROGRESS_LOG_INTERVAL = 10.0
 
-EmitRows = Callable[[TableSchema, list[dict[str, Any]], str, int], None]
-"""Sends a closed window's rows as op=r records: `Dispatcher.emit_snapshot_rows`.
+EmitRows = Callable[[TableSchema, list[Any], str, int], None]
+"""Sends a closed window's rows (dicts, or `ReadRow`s) as op=r records:
+`Dispatcher.emit_snapshot_rows`.
 
 A callback rather than the Dispatcher itself: the dispatcher holds this coordinator (it
 tells the open window about every row change while applying a transaction), so the
 coordinator gets only the one function it calls, and the snapshot package imports neither
 the dispatcher nor the sink.
 """
+Encoding = Callable[[TableSchema], RowEncoding | None]
+"""How the chunk reader encodes a table's rows as the dispatcher's encoder would (None: it
+does not; the dispatcher encodes the row dicts)."""
 
 
 @dataclass(slots=True)
 class _Open:
     """The open window and what closing it needs: the table's encoding, where to go next."""
 
-    window: ChunkWindow
+    window: ChunkWindow[Any]
     table: ChunkedTable
     chunk: SelectedChunk
     opened_at: float
 
 
 class SnapshotCoordinator:
-    def __init__(self, config: ConnectorConfig, source: ChunkSource, emit: EmitRows) -> None:
+    def __init__(self, config: ConnectorConfig, source: ChunkSource, reader: ChunkReader,
+                 encoding: Encoding, emit: EmitRows) -> None:
         self._configured = (config.chunk_size, config.chunk_delay_ms)
         self._source = source
+        self._reader = reader
+        self._encoding = encoding
         self._emit = emit
+        self._numbers = itertools.count(1)
+        self._asked: ChunkRequest | None = None  # the request whose answer comes next
+        self._recent: RecentChanges | None = None  # the head table's keys since a request
+        self._keyed: ChunkedTable | None = None  # how the watched table's binlog rows key
         self.state = SnapshotState(chunk_size=config.chunk_size,
                                    chunk_delay_ms=config.chunk_delay_ms)
         self._open: _Open | None = None
@@ -129,21 +148,30 @@ class SnapshotCoordinator:
     # -- the stream's side ---------------------------------------------------------------
 
     def wants_cpu(self) -> bool:
-        """True when the next chunk can be selected now (the engine should not idle)."""
+        """True when a chunk can be asked for or opened now (the engine should not idle);
+        while the reader works on one, its answer wakes the engine."""
         return self.state.active and not self.state.paused and self._open is None and \
-            time.monotonic() >= self._next_chunk_at
+            time.monotonic() >= self._next_chunk_at and \
+            (self._asked is None or self._reader.has_answer())
 
     def on_row_change(self, table_id: str, gtid: MariaGtid, row: dict[str, Any]) -> None:
-        opened = self._open
-        if opened is not None and table_id == self.watched_table:
-            opened.window.on_row_change(table_id, gtid, opened.table.binlog_key(row))
+        """A row of the watched table changed: the open window and the history hear of it."""
+        keyed = self._keyed
+        if keyed is None or table_id != self.watched_table:
+            return
+        key = keyed.binlog_key(row)
+        if self._recent is not None:
+            self._recent.record(table_id, gtid, key)
+        if self._open is not None:
+            self._open.window.on_row_change(table_id, gtid, key)
 
     def on_ddl(self, table_id: str, kind: str) -> None:
-        if self._open is not None and self._open.window.table_id == table_id:
-            log.info("DDL (%s) on %s while its chunk was buffered: selecting it again",
-                     kind, table_id)
-            self._drop_window()
-            self.chunks_reselected += 1
+        if self.watched_table == table_id:
+            if self._open is not None:
+                log.info("DDL (%s) on %s while its chunk was buffered: selecting it again",
+                         kind, table_id)
+                self.chunks_reselected += 1
+            self._drop_window()  # an asked chunk may hold the old columns: ask again
         tables = self.state.tables
         if kind == "DROP" and any(t.table == table_id for t in tables):
             log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
@@ -154,13 +182,19 @@ class SnapshotCoordinator:
 
     def after_transaction(self, processed: MariaDbGtidPos, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
+        if self._recent is not None:
+            self._recent.end_transaction(processed)
         self._close_if_ready(processed)
 
     def step(self, processed: MariaDbGtidPos, caught_up: bool) -> None:
-        """Open the next chunk's window when none is open; close it at once if ready."""
+        """Ask for the next chunk, or open its window once it is read; close it if ready."""
         if self._open is None and self.wants_cpu():
             self._open_next(processed)
         self._close_if_ready(processed)
+
+    def close(self) -> None:
+        """Stop the chunk reader process (the engine is stopping)."""
+        self._reader.close()
 
     # -- the window's lifecycle ----------------------------------------------------------
 
@@ -172,29 +206,61 @@ class SnapshotCoordinator:
             if self.state.initial:
                 self._queue_all_tables()
             prepared = self._prepared()
-            if prepared is None:
-                return
-            progress, table = prepared
-            chunk = self._source.select(progress, table, self.state.throttle(self._configured)[0])
         except SqlError as exc:
-            head = self._head()
             self._source.close()
-            if is_connection_error(exc) or head is None:
-                log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
-                            "?" if head is None else head.table, describe(exc))
-                self._next_chunk_at = time.monotonic() + 1.0
-                return
-            log.warning("snapshot of %s skipped: the replica refused its chunk query (%s)",
-                        head.table, describe(exc))
-            self._finish_table(skipped=True)
+            self._read_failed(exc, describe(exc))
             return
-        if chunk is None:
+        if prepared is None:
+            return
+        progress, table = prepared
+        if self._asked is None:
+            self._ask(progress, table, progress.last_key, processed)
+            return
+        answer = self._answer()
+        if answer is None:
+            return
+        if isinstance(answer, ChunkReadFailed):
+            if answer.fatal:
+                raise RuntimeError(f"snapshot chunk of {progress.table}: {answer.reason}")
+            self._read_failed(answer, answer.reason)
+            return
+        if isinstance(answer, ColumnsChanged):
+            log.info("columns of %s changed since its schema was read; reading it again",
+                     progress.table)
             self._table = None
             return
+        self._open_window(answer, progress, table, processed)
+
+    def _ask(self, progress: TableProgress, table: ChunkedTable, after: Any,
+             processed: MariaDbGtidPos) -> None:
+        """Ask the reader for the chunk after `after`; the stream's keys are kept from now."""
+        if self._recent is None or self.watched_table != progress.table:
+            self._recent = RecentChanges(processed)
+        self.watched_table, self._keyed = progress.table, table
+        self._asked = ChunkRequest(
+            number=next(self._numbers), table=progress.table,
+            columns=tuple(c.name for c in table.schema.columns),
+            key_columns=table.key_columns, condition=table.condition, after=after,
+            limit=self.state.throttle(self._configured)[0],
+            encoding=self._encoding(table.schema))
+        self._reader.request(self._asked)
+
+    def _answer(self) -> SelectedChunk | ColumnsChanged | ChunkReadFailed | None:
+        """The answer to the asked request (answers to forgotten ones are dropped)."""
+        while (answer := self._reader.answer()) is not None:
+            if self._asked is not None and answer.number == self._asked.number:
+                self._asked = None
+                return answer
+        return None
+
+    def _open_window(self, chunk: SelectedChunk, progress: TableProgress, table: ChunkedTable,
+                     processed: MariaDbGtidPos) -> None:
+        if chunk.after != progress.last_key or self._recent is None:
+            return  # read ahead of a chunk that did not close: ask again
         window = ChunkWindow(chunk.table, chunk.rows, chunk.low, chunk.high)
-        if not window.safe_to_open(processed):
-            # The stream already emitted a transaction L does not hold: the SELECT may not
-            # have seen it, and no later event would correct the chunk. Select again.
+        if not self._recent.replay_into(window, processed):
+            # L is older than the keys kept: the SELECT may have missed a change the stream
+            # already emitted, and no later event would correct it. Select again.
             window.discard()
             self._unsafe += 1
             self.chunks_reselected += 1
@@ -205,9 +271,23 @@ class SnapshotCoordinator:
             self._next_chunk_at = time.monotonic() + min(0.001 * self._unsafe, 0.1)
             return
         self._unsafe = 0
+        self._recent.forget_covered(chunk.low)
         self._open = _Open(window, table, chunk, time.monotonic())
-        self.watched_table = chunk.table
         self.chunks_opened += 1
+        delay = self.state.throttle(self._configured)[1]
+        if chunk.full and not delay and chunk.last_key != progress.max_key:
+            self._ask(progress, table, chunk.last_key, processed)  # read ahead
+
+    def _read_failed(self, exc: BaseException, reason: str) -> None:
+        head = self._head()
+        if is_connection_error(exc) or head is None:
+            log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
+                        "?" if head is None else head.table, reason)
+            self._next_chunk_at = time.monotonic() + 1.0
+            return
+        log.warning("snapshot of %s skipped: the replica refused its chunk query (%s)",
+                    head.table, reason)
+        self._finish_table(skipped=True)
 
     def _prepared(self) -> tuple[TableProgress, ChunkedTable] | None:
         """The queue's head ready for its next chunk; skipped and finished tables leave."""
@@ -233,9 +313,10 @@ class SnapshotCoordinator:
                  ", ".join(tables) or "none")
 
     def _drop_window(self) -> None:
+        """Forget the open window, the asked chunk and the kept keys (ask afresh)."""
         if self._open is not None:
             self._open.window.discard()
-        self._open = None
+        self._open = self._asked = self._recent = self._keyed = None
         self.watched_table = None
 
     def _close_if_ready(self, processed: MariaDbGtidPos) -> None:
@@ -245,7 +326,6 @@ class SnapshotCoordinator:
         self.rows_dropped += opened.window.dropped
         rows = opened.window.close()
         self._open = None
-        self.watched_table = None
         progress = self.state.tables[0]
         # Keyed by the primary key even with a surrogate key (that one only orders chunks),
         # as Debezium does: one identity per row for compaction and upsert sinks.
@@ -263,6 +343,7 @@ class SnapshotCoordinator:
     def _finish_table(self, skipped: bool = False) -> None:
         progress = self.state.tables.pop(0)
         self._table = None
+        self._drop_window()
         if not skipped:
             log.info("snapshot of %s complete: %d rows in %.1fs", progress.table, progress.rows,
                      time.time() - progress.started)

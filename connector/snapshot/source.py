@@ -1,8 +1,9 @@
-"""The snapshot's chunk source: lists captured tables, prepares a table, selects chunks.
+"""The snapshot's reads of the replica: captured tables, a table's chunking, chunk SELECTs.
 
-Every read the snapshot makes of the replica, on one read-only session of its own
-(connector/snapshot/session.py): the catalog, and each chunk SELECT between its low and high
-watermark (DBLog). SELECTs and variable reads only; no locks, no writes.
+Each on a read-only session (connector/snapshot/session.py): `ChunkSource` reads the catalog
+for the coordinator; `select_chunk` reads one chunk between its low and high watermark
+(DBLog), in the chunk reader process (chunk_reader.py). SELECTs and variable reads only; no
+locks, no writes.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from connector.events.envelope import RowEncoding
 from connector.filters import TableFilter
 from connector.gtid import Position
-from connector.snapshot.chunks import bounded, chunk_query
+from connector.snapshot.chunks import Condition, bounded, chunk_query
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import Session
 from connector.snapshot.tables import (
     CHUNK_TIMEOUT_S,
     ChunkedTable,
+    Flavour,
     condition_refused,
     measure,
     open_table,
@@ -34,20 +37,76 @@ log = logging.getLogger("gtidmark.snapshot")
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkRequest:
+    """The chunk of `table` after key `after`, as the coordinator asks the chunk reader for it.
+
+    `number` tells the answer to this request from answers to requests since forgotten;
+    `encoding`, when set, has the reader encode each row (the window then holds `ReadRow`s).
+    """
+
+    number: int
+    table: str
+    columns: tuple[str, ...]  # the columns `key_columns` and `encoding` were read with
+    key_columns: tuple[str, ...]
+    condition: Condition | None
+    after: Key | None
+    limit: int
+    encoding: RowEncoding | None
+
+
+@dataclass(frozen=True, slots=True)
 class SelectedChunk:
     """One chunk as SELECTed between its watermarks: rows by key, in key order."""
 
+    number: int
     table: str
-    rows: dict[Key, dict[str, Any]]
+    rows: dict[Key, Any]  # row dicts, or `ReadRow`s when the request had an encoding
+    after: Key | None  # the request's start
     last_key: Key | None  # where the next chunk starts (None: no rows)
     full: bool  # as many rows as asked for: the table may have more
     low: Position
     high: Position
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnsChanged:
+    """The table's columns are not the request's any more: prepare the table again."""
+
+    number: int
+
+
+def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
+                 encode: Callable[[dict[str, Any]], Any] | None = None
+                 ) -> SelectedChunk | ColumnsChanged:
+    """The low watermark, the chunk SELECT and the high watermark, on one session."""
+    db, name = request.table.split(".", 1)
+    sql, params = chunk_query(db, name, request.key_columns, request.after, request.condition,
+                              request.limit)
+    with session.cursor() as cur:
+        low = read_low(cur, flavour)
+        cur.execute(bounded(sql, flavour, CHUNK_TIMEOUT_S), params)
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+        high = read_high(cur, flavour)
+    if tuple(names) != request.columns:
+        return ColumnsChanged(request.number)
+    key_idx = [names.index(c) for c in request.key_columns]
+    if len(key_idx) == 1:
+        k = key_idx[0]
+        keyed: dict[Key, Any] = {(r[k],): dict(zip(names, r)) for r in rows}
+    else:
+        key_of = operator.itemgetter(*key_idx)
+        keyed = {key_of(r): dict(zip(names, r)) for r in rows}
+    if encode is not None:
+        keyed = {key: encode(row) for key, row in keyed.items()}
+    last = tuple(rows[-1][i] for i in key_idx) if rows else None
+    return SelectedChunk(request.number, request.table, keyed, request.after, last,
+                         len(rows) >= request.limit, low, high)
+
+
 class ChunkSource:
     def __init__(self, connect: Callable[[], Session],
-                 table_filter: TableFilter, flavour: Literal["mysql", "mariadb"]) -> None:
+                 table_filter: TableFilter, flavour: Flavour) -> None:
         self._connect = connect
         self._filter = table_filter
         self._flavour = flavour
@@ -87,30 +146,3 @@ class ChunkSource:
             log.info("snapshot of %s starts: about %d rows, key %s", progress.table,
                      progress.estimate, ", ".join(chunked.key_columns))
         return chunked
-
-    def select(self, progress: TableProgress, table: ChunkedTable,
-               limit: int) -> SelectedChunk | None:
-        """The chunk after `progress.last_key` and its watermarks; None if the table's columns
-        changed since `table` was read (prepare it again)."""
-        db, name = progress.table.split(".", 1)
-        sql, params = chunk_query(db, name, table.key_columns, progress.last_key,
-                                  table.condition, limit)
-        with self._session().cursor() as cur:
-            low = read_low(cur, self._flavour)
-            cur.execute(bounded(sql, self._flavour, CHUNK_TIMEOUT_S), params)
-            names = [d[0] for d in cur.description]
-            rows = cur.fetchall()
-            high = read_high(cur, self._flavour)
-        if names != [c.name for c in table.schema.columns]:
-            log.info("columns of %s changed since its schema was read; reading it again",
-                     progress.table)
-            return None
-        key_idx = [names.index(c) for c in table.key_columns]
-        if len(key_idx) == 1:
-            k = key_idx[0]
-            keyed = {(r[k],): dict(zip(names, r)) for r in rows}
-        else:
-            key_of = operator.itemgetter(*key_idx)
-            keyed = {key_of(r): dict(zip(names, r)) for r in rows}
-        last = tuple(rows[-1][i] for i in key_idx) if rows else None
-        return SelectedChunk(progress.table, keyed, last, len(rows) >= limit, low, high)

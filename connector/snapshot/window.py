@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Iterable
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from connector.gtid import Gtid, Position
 
@@ -21,6 +21,7 @@ __all__ = ["ChunkWindow", "Key", "RecentChanges", "WindowClosedError"]
 log = logging.getLogger("gtidmark.snapshot")
 
 Key: TypeAlias = tuple[Any, ...]
+Row = TypeVar("Row")  # a chunk row as the caller keeps it (a dict, or already encoded)
 _State = Literal["open", "closed", "discarded"]
 
 
@@ -28,17 +29,17 @@ class WindowClosedError(RuntimeError):
     """The window was closed or discarded; its rows are gone."""
 
 
-class ChunkWindow:
+class ChunkWindow(Generic[Row]):
     """One buffered chunk and its watermarks.
 
-    `rows` maps primary-key tuples to row dicts, in the SELECT's `ORDER BY` order (the
-    window takes ownership of the dict). `low` and `high` are positions of the same flavour.
+    `rows` maps primary-key tuples to rows, in the SELECT's `ORDER BY` order (the window
+    takes ownership of the dict; it never looks inside a row). `low` and `high` are positions of the same flavour.
     The stream must not already be past `low` when the window opens: check `safe_to_open`.
     """
 
     __slots__ = ("_dropped", "_key_types", "_rows", "_state", "high", "low", "table_id")
 
-    def __init__(self, table_id: str, rows: dict[Key, dict[str, Any]], low: Position,
+    def __init__(self, table_id: str, rows: dict[Key, Row], low: Position,
                  high: Position) -> None:
         self.table_id = table_id
         self.low = low
@@ -95,7 +96,7 @@ class ChunkWindow:
         self._check_open()
         return processed.covers(self.high)
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[Row]:
         """The rows no event touched, in SELECT (key) order; the window is unusable after."""
         self._check_open()
         rows = list(self._rows.values())
@@ -164,13 +165,21 @@ class RecentChanges:
     def end_transaction(self, processed: Position) -> None:
         """The transaction ended; `processed` is the stream position after it."""
         changes, self._current = self._current, []
+        if not changes:
+            return  # nothing to replay; `_base` stays a position no retained change is in
         self._txs.append((processed, changes))
         self._rows += len(changes)
         while self._rows > self._max_rows and self._txs:
             self._base, dropped = self._txs.popleft()
             self._rows -= len(dropped)
 
-    def replay_into(self, window: ChunkWindow, processed: Position) -> bool:
+    def forget_covered(self, low: Position) -> None:
+        """Drop the transactions `low` holds: no window with a later L would replay them."""
+        while self._txs and low.covers(self._txs[0][0]):
+            self._base, dropped = self._txs.popleft()
+            self._rows -= len(dropped)
+
+    def replay_into(self, window: ChunkWindow[Any], processed: Position) -> bool:
         """Make `window` safe against what the stream already processed; False if it cannot
         be (history too short: discard the window and SELECT again)."""
         if window.safe_to_open(processed):

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from connector.config import parse_config
+from signals.send import build_signal, send_signal
 from tests.connector_tools import (
     PRODUCT_LEASE,
     ConnectorProcess,
@@ -240,17 +242,21 @@ def test_sigkill_leaves_no_reader_process_or_dump_thread(
         running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
     db, proc, doc = running
     assert proc.proc is not None
+    insert(mariadb, db, 1, 50)
+    mariadb.wait_synced()
+    send_signal(parse_config(doc), build_signal("execute-snapshot", tables=[f"{db}.t"]))
+    proc.wait_log(f"snapshot of {db}.t complete")
     readers = child_pids(proc.proc.pid)
-    assert readers, "the binlog reader runs in a child process"
+    assert len(readers) == 2, "the binlog reader and the chunk reader run in child processes"
     assert binlog_dump_threads(mariadb)
     proc.kill()
     wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in readers), 30,
-             "the reader process to exit after its parent was killed")
+             "the reader processes to exit after their parent was killed")
     wait_for(lambda: not binlog_dump_threads(mariadb), 30,
              "the replica's binlog dump thread to end")
     # A restart resumes streaming as usual.
     proc.start()
     proc.wait_log("binlog stream open")
-    insert(mariadb, db, 1, 50)
+    insert(mariadb, db, 51, 50)
     wait_caught_up(mariadb, broker, doc)
     assert_same(mariadb, broker, db)

@@ -9,6 +9,7 @@ import pytest
 
 from connector.config import parse_config
 from connector.filters import TableFilter
+from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.source import ChunkSource
@@ -23,7 +24,9 @@ def no_server() -> pymysql.connections.Connection:
 def coordinator(**overrides: str) -> SnapshotCoordinator:
     config = parse_config(doc(**overrides))
     source = ChunkSource(no_server, TableFilter(config), config.flavour)
-    return SnapshotCoordinator(config, source, lambda *_: pytest.fail("nothing to emit"))
+    reader = ChunkReader(config, wake=lambda: None)  # its process starts with a request
+    return SnapshotCoordinator(config, source, reader, lambda _: None,
+                               lambda *_: pytest.fail("nothing to emit"))
 
 
 def test_a_state_from_debezium_takes_the_configured_throttle() -> None:

@@ -1,0 +1,143 @@
+"""The coordinator reads one chunk ahead; a chunk whose L the stream has passed is made safe.
+
+The chunk reader process and the catalog are replaced by stand-ins answering as the real
+ones do (the integration tests run the real ones); the windows, the kept keys and the
+coordinator are the product's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from connector.config import parse_config
+from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.schema import Column, TableSchema
+from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.snapshot.progress import TableProgress
+from connector.snapshot.source import ChunkRequest, SelectedChunk
+from connector.snapshot.state import SnapshotState
+from connector.snapshot.tables import ChunkedTable
+from tests.unit.test_config import doc
+
+SCHEMA = TableSchema("d", "t", (Column("id", "int", nullable=False), Column("v", "int")),
+                     ("id",))
+
+
+class Reader:
+    """Answers only what the test hands it, in order, like the process does."""
+
+    def __init__(self) -> None:
+        self.requests: list[ChunkRequest] = []
+        self.answers: deque[Any] = deque()
+
+    def request(self, request: ChunkRequest) -> None:
+        self.requests.append(request)
+
+    def has_answer(self) -> bool:
+        return bool(self.answers)
+
+    def answer(self) -> Any:
+        return self.answers.popleft() if self.answers else None
+
+    def close(self) -> None:
+        pass
+
+
+class Catalog:
+    def prepare(self, progress: TableProgress) -> ChunkedTable:
+        if progress.max_key is None:
+            progress.max_key = (4,)
+        return ChunkedTable(SCHEMA, ("id",), None, lambda row: (row["id"],))
+
+    def close(self) -> None:
+        pass
+
+
+def pos(seq: int) -> MariaDbGtidPos:
+    return MariaDbGtidPos.parse(f"0-1-{seq}")
+
+
+def row(key: int, value: int) -> dict[str, Any]:
+    return {"id": key, "v": value}
+
+
+def chunk(request: ChunkRequest, rows: list[dict[str, Any]], at: MariaDbGtidPos,
+          full: bool = True) -> SelectedChunk:
+    return SelectedChunk(request.number, request.table, {(r["id"],): r for r in rows},
+                         request.after, (rows[-1]["id"],), full, at, at)
+
+
+def coordinator() -> tuple[SnapshotCoordinator, Reader, list[list[Any]]]:
+    config = parse_config(doc(incremental__snapshot__chunk__size="2"))
+    reader = Reader()
+    emitted: list[list[Any]] = []
+    snap = SnapshotCoordinator(config, Catalog(), reader, lambda _: None,  # type: ignore[arg-type]
+                               lambda schema, rows, file, pos: emitted.append(rows))
+    snap.restore(SnapshotState(id="s", tables=[TableProgress(table="d.t")]))
+    return snap, reader, emitted
+
+
+def test_the_next_chunk_is_asked_for_when_a_window_opens() -> None:
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    assert [r.after for r in reader.requests] == [None]
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    assert emitted == [[row(1, 0), row(2, 0)]]
+    assert [r.after for r in reader.requests] == [None, (2,)]  # asked before this answer
+
+
+def test_a_chunk_read_before_a_change_the_stream_emitted_drops_that_row() -> None:
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    # The reader read chunk 2 at 0-1-10; the stream then emits 0-1-11, which updates key 3.
+    ahead = chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10), full=False)
+    snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
+    snap.after_transaction(pos(11))
+    reader.answers.append(ahead)
+    snap.step(pos(11), caught_up=True)
+    assert emitted[1] == [row(4, 0)]  # key 3's r row would overwrite the newer u event
+    assert snap.chunks_reselected == 0 and snap.rows_dropped == 1
+    assert snap.saved() is None  # the table is done
+
+
+def test_a_change_the_chunk_already_holds_keeps_its_row() -> None:
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
+    snap.after_transaction(pos(11))
+    reader.answers.append(chunk(reader.requests[1], [row(3, 1), row(4, 0)], pos(11),
+                                full=False))
+    snap.step(pos(11), caught_up=True)
+    assert emitted[1] == [row(3, 1), row(4, 0)]
+
+
+def test_a_chunk_read_ahead_before_a_ddl_is_not_used() -> None:
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    snap.on_ddl("d.t", "ALTER")
+    snap.after_transaction(pos(11))
+    reader.answers.append(chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10)))
+    snap.step(pos(11), caught_up=True)
+    assert len(emitted) == 1  # the old answer was dropped ...
+    assert [r.after for r in reader.requests] == [None, (2,), (2,)]  # ... and asked again
+    reader.answers.append(chunk(reader.requests[2], [row(3, 0), row(4, 0)], pos(11),
+                                full=False))
+    snap.step(pos(11), caught_up=True)
+    assert emitted[1] == [row(3, 0), row(4, 0)]
+
+
+def test_history_shorter_than_the_lag_selects_again() -> None:
+    snap, reader, emitted = coordinator()
+    snap.step(pos(12), caught_up=True)
+    # The replica's L is behind the position the stream had when the chunk was asked for.
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(12), caught_up=True)
+    assert emitted == [] and snap.chunks_reselected == 1
