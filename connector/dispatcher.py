@@ -194,11 +194,11 @@ class Dispatcher:
                             gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
                             snapshot="incremental")
         send = self._sink.send
-        read_value = enc.read_value
+        head, tail = enc.read_framing(source, now_ms) if enc.row_encoding else (b"", b"")
         for row in rows:
             if type(row) is tuple:
                 key, after = row
-                send(topic, key, read_value(after, source, now_ms))
+                send(topic, key, b"".join((head, after, tail)))
             else:
                 send(topic, enc.key(row), enc.value("r", None, row, source, now_ms))
 

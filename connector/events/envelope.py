@@ -57,7 +57,7 @@ class RowEncoding:
     key_columns: tuple[str, ...]
 
 
-ReadRow = tuple[bytes | None, str]
+ReadRow = tuple[bytes | None, bytes]
 """A snapshot row encoded ahead, in the chunk reader: its key record and its `after` JSON."""
 
 
@@ -239,13 +239,17 @@ class TableEncoder:
         return RowEncoding(self.schema, self.key_columns)
 
     def read_row(self, row: dict[str, Any]) -> ReadRow:
-        """A snapshot row's key record and `after` text (see `row_encoding`, `read_value`)."""
-        return self.key(row), self._row_json(row)
+        """A snapshot row's key record and `after` JSON (see `row_encoding`, `read_framing`)."""
+        return self.key(row), self._row_json(row).encode("utf-8")
 
-    def read_value(self, after_json: str, source: SourceInfo, ts_ms: int) -> bytes:
-        """The op=r record of a row `read_row` encoded: the bytes `value("r", ...)` gives."""
+    def read_framing(self, source: SourceInfo, ts_ms: int) -> tuple[bytes, bytes]:
+        """The op=r record's bytes around a `read_row` `after`: joined, they are the bytes
+        `value("r", None, row, source, ts_ms)` gives (one framing for a whole chunk)."""
         assert self._value_json is not None, "read_row is for JSON encoders only"
-        return self._json_value("null", after_json, "r", source, ts_ms, None)
+        marker = "\0after\0"  # JSON text never holds a raw NUL
+        head, tail = self._json_value("null", marker, "r", source, ts_ms, None).split(
+            marker.encode("utf-8"))
+        return head, tail
 
     def value(self, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
               source: SourceInfo, ts_ms: int,

@@ -244,3 +244,28 @@ def test_tombstone_is_null_value_for_every_converter() -> None:
 def test_unknown_converter_is_refused() -> None:
     with pytest.raises(ValueError, match="value.converter"):
         EventEncoder(config(**{"value.converter": "org.example.Nope"}))
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+def test_a_row_encoded_ahead_and_framed_is_the_read_record(schemas: str) -> None:
+    """The chunk reader's `read_row` in one encoder, framed by another (as across the
+    processes): the same key and value bytes as encoding the row at once."""
+    settings = {"key.converter.schemas.enable": schemas, "value.converter.schemas.enable": schemas}
+    here = EventEncoder(config(**settings)).table(TABLE)
+    encoding = here.row_encoding
+    assert encoding is not None
+    there = EventEncoder(config(**settings)).table(encoding.schema, encoding.key_columns)
+    source = dataclasses.replace(SOURCE, snapshot="incremental", gtid=None, row=0)
+    head, tail = here.read_framing(source, 1_700_000_000_123)
+    for row in (ROW, {**ROW, "secret": None, "code": "é\u2028\"\\"}):
+        key, after = there.read_row(row)
+        assert key == here.key(row)
+        assert b"".join((head, after, tail)) == here.value("r", None, row, source,
+                                                           1_700_000_000_123)
+
+
+def test_avro_encoders_leave_the_rows_to_this_process() -> None:
+    avro = config(**{"value.converter": AVRO_CONVERTER,
+                     "value.converter.schema.registry.url": "http://registry:8081"})
+    assert EventEncoder(avro, schema_ids=lambda subject, schema: 1).table(TABLE) \
+        .row_encoding is None
