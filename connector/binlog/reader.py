@@ -35,7 +35,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from connector.binlog import tablemaps
+from connector.binlog import charsets, tablemaps
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.rowimages import fast_rows
 from connector.binlog.statements import is_dml
@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 # start position (an endless duplicate loop, seen here). Turn that off: the errors reach
 # BinlogReader.run, which reconnects from the position after the last whole transaction.
 binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
+charsets.install()  # latin1 as MariaDB decodes it: no stored byte stops the stream
 tablemaps.install()  # a table map is parsed once per table version, not once per rows event
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
