@@ -28,6 +28,7 @@ from pymysqlreplication.event import (
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
+    XAPrepareEvent,
     XidEvent,
 )
 from pymysqlreplication.row_event import (
@@ -38,6 +39,7 @@ from pymysqlreplication.row_event import (
 )
 
 from bench.debezium import start_replica
+from connector.binlog.framing import GTID, ROWS, XID, Framing, frames
 from connector.binlog.rowimages import fast_rows
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
@@ -51,8 +53,8 @@ from tests.services import Broker, MariaDbPair
 
 # The events the connector's reader asks for: decoding alone gets the same work.
 READER_EVENTS = [MariadbGtidEvent, QueryEvent, XidEvent, TableMapEvent, WriteRowsEvent,
-                 UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent]
-ROWS_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+                 UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent,
+                 XAPrepareEvent]
 
 
 @dataclass
@@ -138,39 +140,48 @@ class EngineThread:
         return self.exit_code
 
 
-def decode_only(settings: dict[str, Any], server_id: int, start: str,
-                end: MariaDbGtidPos) -> tuple[int, float]:
+def decode_only(settings: dict[str, Any], server_id: int, start: str, end: MariaDbGtidPos,
+                framing: Framing = frames) -> tuple[int, float]:
     """The reader's decoding alone: rows decoded from `start` through `end`, and seconds.
 
-    mysql-replication's framing with the connector's table-map cache and generated row
-    decoders (connector/binlog), the library's own decoding for other tables, as the
-    reader does; nothing is encoded or produced.
+    `frames` (connector/binlog/framing.py): the reader's own framing and generated row
+    decoders, the library's classes for the rest, as the reader runs it; nothing is built,
+    sent, encoded or produced. `library_frames`: mysql-replication's framing with the
+    table-map cache and generated decoders (the reader before framing.py).
 
     blocking=True with our own stop at `end`'s last commit: a non-blocking dump from this
     MariaDB 10.11 resets the connection part-way through a large binlog (measured: after
     ~140k of 200k rows, every time), so it cannot be used to read "to the end".
     """
     began = time.monotonic()
-    stream = BinLogStreamReader(connection_settings=settings, server_id=server_id,
+    stream = BinLogStreamReader(connection_settings=dict(settings), server_id=server_id,
                                 is_mariadb=True, auto_position=start, blocking=True,
                                 only_events=READER_EVENTS)
     rows = 0
     position = MariaDbGtidPos.parse(start)
     current: MariaGtid | None = None
     try:
-        for event in stream:
-            if isinstance(event, ROWS_EVENTS):
-                fast = fast_rows(event)
-                rows += len(fast if fast is not None else event.rows)
-            elif isinstance(event, MariadbGtidEvent):
-                current = MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no)
-            elif isinstance(event, XidEvent) and current is not None:
+        for frame in framing(stream, _table_id):
+            kind = frame[0]
+            if kind == ROWS:
+                decoded = frame[3]
+                if decoded is None:
+                    decoded = fast_rows(frame[5])
+                rows += len(decoded if decoded is not None else frame[5].rows)
+            elif kind == GTID:
+                current = MariaGtid(frame[4], frame[3], frame[5])
+            elif kind == XID and current is not None:
                 position = position.advance(current)
                 if position.covers(end):
                     break
     finally:
         stream.close()
     return rows, time.monotonic() - began
+
+
+def _table_id(event: Any) -> Any:
+    """Stands for the reader's TableSchema: decoding alone needs none."""
+    return event.table_id
 
 
 def gtid_pos(svc: Services) -> str:

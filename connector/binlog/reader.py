@@ -36,8 +36,18 @@ from pymysqlreplication.row_event import (
 )
 
 from connector.binlog import charsets, tablemaps
+from connector.binlog.framing import (
+    GTID,
+    QUERY,
+    ROTATE,
+    ROWS,
+    TABLE_MAP,
+    XA_PREPARE,
+    XID,
+    Framing,
+    frames,
+)
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.rowimages import fast_rows
 from connector.binlog.statements import is_dml
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
@@ -102,13 +112,15 @@ class BinlogReader(threading.Thread):
     """Streams from a MariaDB GTID position into a bounded queue of transaction batches."""
 
     def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
-                 out: ChangeQueue[Transaction], max_reconnect_seconds: float = 300.0) -> None:
+                 out: ChangeQueue[Transaction], max_reconnect_seconds: float = 300.0,
+                 framing: Framing = frames) -> None:
         super().__init__(name="binlog-reader", daemon=True)
         self._mysql = {k: v for k, v in mysql.items() if k != "database"}
         self._server_id = server_id
         self.position = start  # after the last transaction handed over
         self._out = out
         self._max_reconnect = max_reconnect_seconds
+        self._framing = framing  # library_frames: the reference the tests compare with
         self._stopping = threading.Event()
         self._stream: BinLogStreamReader | None = None
         self.file = ""
@@ -193,39 +205,21 @@ class BinlogReader(threading.Thread):
         xa_group = False
         skip_rows = 0  # rows of this transaction handed over before a reconnect
         schemas: dict[int, TableSchema] = {}
-        for event in stream:
-            if not self.connected.is_set():
+        connected = False
+        for frame in self._framing(stream, _cached_schema):
+            if not connected:
+                connected = True
                 self.connected.set()
                 log.info("binlog stream open from GTID %s", self.position)
-            if isinstance(event, RotateEvent):
-                self.file = event.next_binlog
-                continue
-            if isinstance(event, HeartbeatLogEvent):
-                continue
-            if isinstance(event, MariadbGtidEvent):
-                # A new GTID while one is open means the library reconnected mid-transaction:
-                # the open one is replayed from its start, so drop the partial copy.
-                gtid = MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no)
-                tx = Transaction(gtid=gtid, file=self.file, begin_pos=event.packet.log_pos,
-                                 end_pos=event.packet.log_pos, ts_sec=event.timestamp,
-                                 server_id=event.server_id)
-                resumed = gtid == self._partial_gtid
-                skip_rows = self._handed_rows if resumed else 0
-                tx.piece = self._handed_pieces if resumed else 0
-                xa_group = bool(event.flags & FL_PREPARED_XA)
-                if event.flags & (FL_STANDALONE | FL_COMPLETED_XA):
-                    tx.ddl = ""  # the next query event is the statement and ends it
-                continue
-            if tx is None:
-                continue
-            if isinstance(event, TableMapEvent):
-                schemas[event.table_id] = _cached_schema(event)
-                continue
-            if isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
-                table = schemas.get(event.table_id)
+            kind = frame[0]
+            if kind == ROWS:
+                if tx is None:
+                    continue
+                _, table_id, op, rows, pos, event = frame
+                table = schemas.get(table_id)
                 if table is None:
                     continue
-                change = _rows_change(event, table)
+                change = _rows_change(table, op, rows, pos, event)
                 if skip_rows:
                     dropped = min(skip_rows, len(change.rows))
                     change.rows, skip_rows = change.rows[dropped:], skip_rows - dropped
@@ -235,27 +229,51 @@ class BinlogReader(threading.Thread):
                 if not xa_group and tx.row_count >= PIECE_ROWS:
                     self._hand_piece(tx)
                 continue
-            if isinstance(event, XAPrepareEvent):
-                if not event.one_phase:
-                    xid = (event.xid_format_id, event.xid_gtrid, event.xid_bqual)
+            if kind == GTID:
+                # A new GTID while one is open means the library reconnected mid-transaction:
+                # the open one is replayed from its start, so drop the partial copy.
+                _, log_pos, timestamp, server_id, domain, seq, flags = frame
+                gtid = MariaGtid(domain, server_id, seq)
+                tx = Transaction(gtid=gtid, file=self.file, begin_pos=log_pos, end_pos=log_pos,
+                                 ts_sec=timestamp, server_id=server_id)
+                resumed = gtid == self._partial_gtid
+                skip_rows = self._handed_rows if resumed else 0
+                tx.piece = self._handed_pieces if resumed else 0
+                xa_group = bool(flags & FL_PREPARED_XA)
+                if flags & (FL_STANDALONE | FL_COMPLETED_XA):
+                    tx.ddl = ""  # the next query event is the statement and ends it
+                continue
+            if kind == ROTATE:
+                self.file = frame[1]
+                continue
+            if tx is None:
+                continue
+            if kind == TABLE_MAP:
+                schemas[frame[1]] = frame[2]
+                continue
+            if kind == XA_PREPARE:
+                _, log_pos, one_phase, xid = frame
+                if not one_phase:
                     self._xa.prepare(xid, self.position, tx.changes)
                     tx.changes = []
-            elif isinstance(event, QueryEvent):
-                query = _decode(event.query)
-                tx.thread = event.slave_proxy_id
-                tx.db = _decode(event.schema) or None
+            elif kind == QUERY:
+                _, log_pos, tx.thread, db, query = frame
+                tx.db = db or None
                 if tx.ddl is None:
-                    if query.upper() in ("BEGIN", "XA START"):
+                    verb = query.upper()
+                    if verb in ("BEGIN", "XA START"):
                         continue
-                    if query.upper() != "COMMIT":
+                    if verb != "COMMIT":
                         if tx.statement is None and is_dml(query):
                             tx.statement = query
                         continue
                 else:
                     self._statement_group(tx, query)
-            elif not isinstance(event, XidEvent):
+            elif kind == XID:
+                log_pos = frame[1]
+            else:
                 continue
-            tx.end_pos = event.packet.log_pos
+            tx.end_pos = log_pos
             self.position = self.position.advance(tx.gtid)
             tx.hold = self._xa.hold()
             self._partial_gtid, self._handed_rows, self._handed_pieces = None, 0, 0
@@ -333,18 +351,18 @@ def _fix_times(rows: list[dict[str, Any]], names: tuple[str, ...]) -> None:
                 row[name] = negative_time(value)
 
 
-def _rows_change(event: Any, table: TableSchema) -> RowsChange:
-    pos = event.packet.log_pos - event.packet.event_size  # the rows event start (source.pos)
+def _rows_change(table: TableSchema, op: Op, rows: list[Any] | None, pos: int,
+                 event: Any) -> RowsChange:
+    """A rows event's change: `rows` decoded by framing.py, or None: the library's `event`."""
+    if rows is not None:
+        return RowsChange(table, op, rows, pos)  # generated decoders: no TIME columns
     times = _fractional_times.get(id(table))
     if times is None:
         times = _fractional_times[id(table)] = tuple(
             c.name for c in table.columns if c.type_name == "time" and (c.scale or 0) > 0)
-    op: Op = "u" if isinstance(event, UpdateRowsEvent) else (
-        "c" if isinstance(event, WriteRowsEvent) else "d")
-    rows = fast_rows(event)  # None: a table or image the generated decoders do not cover
-    if rows is None and op == "u":
+    if op == "u":
         rows = [(_image(row, "before_"), _image(row, "after_")) for row in event.rows]
-    elif rows is None:
+    else:
         rows = [_image(row) for row in event.rows]
     if times:
         _fix_times([image for row in rows for image in (row if op == "u" else (row,))], times)
@@ -356,12 +374,6 @@ def _close_quietly(stream: BinLogStreamReader | None) -> None:
     if stream is not None:
         with contextlib.suppress(Exception):
             stream.close()
-
-
-def _decode(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value or "")
 
 
 def _error_code(exc: BaseException) -> int | None:

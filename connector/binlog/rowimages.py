@@ -190,7 +190,7 @@ def fast_rows(event: Any) -> list[Any] | None:
         return None
     table = event.table_map.get(event.table_id)
     count = event.number_of_columns
-    full = b"\xff" * (count // 8) + (bytes([(1 << count % 8) - 1]) if count % 8 else b"")
+    full = _full_bitmap(count)
     update = isinstance(event, UpdateRowsEvent)
     if table is None or len(table.columns) != count or event.columns_present_bitmap != full \
             or (update and event.columns_present_bitmap2 != full):
@@ -201,13 +201,55 @@ def fast_rows(event: Any) -> list[Any] | None:
     wrapper = event.packet
     data = wrapper.packet._data  # the raw packet: the rows start at its read position
     pos = wrapper.packet._position
-    end = pos + event.event_size - wrapper.read_bytes
+    return _decode(image, data, pos, pos + event.event_size - wrapper.read_bytes, update)
+
+
+def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list[Any] | None:
+    """The rows of a rows event's body, `pos` at its column count, `end` at its last byte
+    (connector/binlog/framing.py reads the header); None: use the library."""
+    count = data[pos]
+    if count < 251:
+        pos += 1
+    elif count == 252:
+        count, pos = int.from_bytes(data[pos + 1:pos + 3], "little"), pos + 3
+    else:  # 3 bytes (253): up to 16M columns; a table has at most 4096
+        return None
+    full = _full_bitmap(count)
+    width = len(full)
+    if table is None or len(table.columns) != count or data[pos:pos + width] != full:
+        return None
+    pos += width
+    if update:
+        if data[pos:pos + width] != full:
+            return None
+        pos += width
+    image = _reader_of(table)
+    if image is None:
+        return None
+    return _decode(image, data, pos, end, update)
+
+
+_full_bitmaps: dict[int, bytes] = {}
+
+
+def _full_bitmap(count: int) -> bytes:
+    """The columns-present bitmap of a FULL image of `count` columns."""
+    found = _full_bitmaps.get(count)
+    if found is None:
+        found = _full_bitmaps[count] = (b"\xff" * (count // 8)
+                                        + (bytes([(1 << count % 8) - 1]) if count % 8 else b""))
+    return found
+
+
+def _decode(image: ImageReader, data: bytes, pos: int, end: int, update: bool) -> list[Any]:
     rows: list[Any] = []
-    while pos < end:
-        before, pos = image(data, pos)
-        if update:
+    if update:
+        while pos < end:
+            before, pos = image(data, pos)
             after, pos = image(data, pos)
             rows.append((before, after))
-        else:
-            rows.append(before)
+    else:
+        while pos < end:
+            row, pos = image(data, pos)
+            rows.append(row)
     return rows
