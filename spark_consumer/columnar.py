@@ -17,6 +17,7 @@ import pyarrow as pa
 from spark_consumer.arrowtypes import Unsupported, column
 from spark_consumer.dbztypes import ColumnSpec, SchemaError, specs_from_struct_schema
 from spark_consumer.decode import OPS, Shape
+from spark_consumer.envelope import Envelopes, NotEnvelope
 
 OP_COLUMN = "__gtidmark_op"
 RawRecord = tuple[str, int, int, bytes | None, bytes | None]
@@ -47,17 +48,6 @@ class Decoded:
     deletes: int
 
 
-def _envelope(raw: bytes) -> tuple[Any, dict[str, Any]]:
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise Fallback(f"not JSON for orjson: {exc}") from None
-    if type(obj) is not dict or len(obj) != 2 or type(obj.get("schema")) is not dict \
-            or "payload" not in obj:
-        raise Fallback("not JSON with schemas")
-    return obj["payload"], obj["schema"]
-
-
 def _field_schema(schema: dict[str, Any], name: str) -> dict[str, Any] | None:
     for item in schema.get("fields") or []:
         if isinstance(item, dict) and item.get("field") == name:
@@ -73,6 +63,31 @@ class RangeDecoder:
         self._groups: dict[bytes, _Group] = {}
         self._keys: dict[bytes, _Group] = {}
         self._shapes: dict[tuple[bytes, tuple[str, ...]], Shape] = {}
+        self._values, self._key_envelopes = Envelopes(), Envelopes()
+        # (learnt schema text, image name) -> the image's schema serialised and its group
+        self._images: dict[tuple[int, str], tuple[bytes, _Group]] = {}
+        self._key_groups: dict[int, _Group] = {}
+
+    def _image(self, schema: dict[str, Any], learnt: int, name: str) -> tuple[bytes, _Group]:
+        """The group of the records whose `name` image has the schema in `schema`."""
+        found = self._images.get((learnt, name)) if learnt >= 0 else None
+        if found is None:
+            image_schema = _field_schema(schema, name)
+            if image_schema is None:
+                raise Fallback("an image without a schema")
+            ident = orjson.dumps(image_schema)
+            found = ident, self._group(self._groups, ident, image_schema)
+            if learnt >= 0:
+                self._images[(learnt, name)] = found
+        return found
+
+    def _key_group(self, schema: dict[str, Any], learnt: int) -> _Group:
+        group = self._key_groups.get(learnt) if learnt >= 0 else None
+        if group is None:
+            group = self._group(self._keys, orjson.dumps(schema), schema)
+            if learnt >= 0:
+                self._key_groups[learnt] = group
+        return group
 
     def _group(self, groups: dict[bytes, _Group], ident: bytes,
                schema: dict[str, Any]) -> _Group:
@@ -94,41 +109,61 @@ class RangeDecoder:
                 raise Fallback("a key column the image does not have")
             self._shapes[ident] = Shape(self.topic, group.specs, key_columns)
 
+    def _route(self, schema: dict[str, Any], learnt: int, key_schema: dict[str, Any],
+               key_learnt: int, image_name: str,
+               key_columns: tuple[str, ...]) -> tuple[_Group, _Group]:
+        """The groups of a record's image and key (its shape noted)."""
+        ident, group = self._image(schema, learnt, image_name)
+        self._note_shape(ident, group, key_columns)
+        return group, self._key_group(key_schema, key_learnt)
+
     def decode(self, records: Iterable[RawRecord]) -> Decoded:
         """Every record converted (so any bad one falls back), the last one per key kept."""
+        try:
+            return self._decode(records)
+        except NotEnvelope as exc:
+            raise Fallback(str(exc)) from None
+
+    def _decode(self, records: Iterable[RawRecord]) -> Decoded:
         latest: dict[bytes, int] = {}
         ops: list[str] = []
         count = tombstones = 0
+        split_value, split_key = self._values.split, self._key_envelopes.split
+        # (schema texts learnt, image, key columns) -> groups; only for learnt schema texts
+        routes: dict[tuple[int, int, str, tuple[str, ...]], tuple[_Group, _Group]] = {}
         for _, _, _, key, value in records:
             count += 1
             if value is None:
                 tombstones += 1
                 continue
-            payload, schema = _envelope(value)
+            payload, schema, learnt = split_value(value)
             if payload is None:
                 tombstones += 1
                 continue
             if type(payload) is not dict or payload.get("op") not in OPS or key is None:
                 raise Fallback("not an applicable change envelope")
             op = payload["op"]
-            key_payload, key_schema = _envelope(key)
+            key_payload, key_schema, key_learnt = split_key(key)
             if type(key_payload) is not dict or not key_payload:
                 raise Fallback("key is not a JSON object")
             image_name = "before" if op == "d" else "after"
             image = payload.get(image_name)
             seq = len(ops)
             if type(image) is dict:
-                image_schema = _field_schema(schema, image_name)
-                if image_schema is None:
-                    raise Fallback("an image without a schema")
-                ident = orjson.dumps(image_schema)
-                group = self._group(self._groups, ident, image_schema)
-                self._note_shape(ident, group, tuple(key_payload))
+                route = (learnt, key_learnt, image_name, tuple(key_payload))
+                groups = routes.get(route) if learnt >= 0 and key_learnt >= 0 else None
+                if groups is None:
+                    groups = self._route(schema, learnt, key_schema, key_learnt, image_name,
+                                         route[3])
+                    if learnt >= 0 and key_learnt >= 0:
+                        routes[route] = groups
+                group, keys = groups
                 group.seqs.append(seq)
                 group.values.append(image)
             elif op != "d":
                 raise Fallback(f"op {op!r} without an 'after' object")
-            keys = self._group(self._keys, orjson.dumps(key_schema), key_schema)
+            else:
+                keys = self._key_group(key_schema, key_learnt)
             keys.seqs.append(seq)
             keys.values.append(key_payload)
             ops.append(op)

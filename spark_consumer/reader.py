@@ -59,8 +59,11 @@ def read_range(conf: dict[str, str], rng: OffsetRange,
     try:
         consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
         last_progress = time.monotonic()
+        upcoming = rng.start
         while True:
-            batch = consumer.consume(1000, 1.0)
+            # No more than the range still holds: consume() waits out its timeout for a
+            # batch it cannot fill (a partition EOF counts as one message).
+            batch = consumer.consume(max(1, min(1000, rng.end - upcoming)), 1.0)
             if not batch and time.monotonic() - last_progress > timeout:
                 raise TimeoutError(f"{rng}: no records for {timeout:.0f}s")
             for msg in batch:
@@ -76,6 +79,7 @@ def read_range(conf: dict[str, str], rng: OffsetRange,
                 offset = int(msg.offset() or 0)
                 if offset >= rng.end:
                     return
+                upcoming = offset + 1
                 yield (rng.topic, rng.partition, offset, msg.key(), msg.value())
                 if offset == rng.end - 1:
                     return
