@@ -12,13 +12,16 @@ from typing import Any
 
 import fastavro
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connector.binlog.ddl import parse_ddl
 from connector.binlog.declared import DeclaredColumns
 from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo, table_change
 from connector.events.avro import avro_schema
-from connector.events.converters import AVRO_CONVERTER
+from connector.events.converters import AVRO_CONVERTER, dumps
+from connector.events.envelope import _SourceStruct
 from connector.schema import Column, TableSchema
 
 TABLE = TableSchema("shop", "orders", (
@@ -269,3 +272,24 @@ def test_avro_encoders_leave_the_rows_to_this_process() -> None:
                      "value.converter.schema.registry.url": "http://registry:8081"})
     assert EventEncoder(avro, schema_ids=lambda subject, schema: 1).table(TABLE) \
         .row_encoding is None
+
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ts=st.integers(0, 2**45), snapshot=st.sampled_from(["false", "incremental", "last"]),
+       db=_TEXT, table=st.none() | _TEXT, server_id=st.integers(0, 2**32 - 1),
+       gtid=st.none() | _TEXT, file=_TEXT, pos=st.integers(0, 2**40),
+       thread=st.none() | st.integers(0, 2**32), query=st.none() | _TEXT,
+       name=_TEXT, row=st.integers(0, 10**6))
+def test_source_block_text_is_what_dumps_writes(ts: int, snapshot: str, db: str,
+                                                table: str | None, server_id: int,
+                                                gtid: str | None, file: str, pos: int,
+                                                thread: int | None, query: str | None,
+                                                name: str, row: int) -> None:
+    source = _SourceStruct("mariadb", name)
+    info = SourceInfo(ts_ms=ts, db=db, table=table, server_id=server_id, gtid=gtid, file=file,
+                      pos=pos, row=row, thread=thread, query=query, snapshot=snapshot)
+    head, tail = source.json_parts(info)
+    assert head + str(row) + tail == dumps(source(info))
