@@ -17,23 +17,21 @@ import logging
 import os
 import pickle
 import signal
-import socket
 import subprocess
 import sys
 import threading
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader, RowsChange, Transaction
+from connector.child import start_child, stop_child
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.logs import configure_logging
 from connector.schema import TableSchema
 
 log = logging.getLogger(__name__)
 
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent.parent)
 STATE_POLL = 0.1  # how often the child checks for news when idle
 SEND_ROWS = 2_000  # rows per message to the parent (a larger piece goes whole)
 
@@ -140,13 +138,8 @@ def _watch_parent(conn: Connection, stopping: threading.Event) -> None:
 
 
 class ReaderProcess:
-    """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe.
-
-    The child is `python -m connector.binlog.process` with one end of a socket pair, not a
-    multiprocessing child: that would re-import the parent's main module, which breaks any
-    script that embeds the Engine without a `__main__` guard. Settings (with the password)
-    go over the socket, never on the command line.
-    """
+    """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe
+    (the child: `python -m connector.binlog.process`, see connector/child.py)."""
 
     def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
                  out: ChangeQueue[Transaction]) -> None:
@@ -160,29 +153,12 @@ class ReaderProcess:
         self._feeder = threading.Thread(target=self._feed, name="binlog-feeder", daemon=True)
 
     def start(self) -> None:
-        mine, theirs = socket.socketpair()
-        with mine, theirs:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "connector.binlog.process", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env())
-            self._conn = Connection(mine.detach())
-        self._conn.send(self._settings)
+        self._conn, self._process = start_child("connector.binlog.process", self._settings)
         self._feeder.start()
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._conn is not None:
-            # Shut the socket down before closing it: the feeder thread, blocked reading,
-            # sees the end instead of a handle closed under it; the child sees it and exits.
-            with contextlib.suppress(OSError), socket.fromfd(
-                    self._conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-        if self._process is not None:
-            try:
-                self._process.wait(5)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(5)
+        stop_child(self._conn, self._process)
         if self._feeder.is_alive():
             self._feeder.join(5)
         if self._conn is not None:
@@ -220,12 +196,6 @@ class ReaderProcess:
             self._out.fail(str(message[1]))
             return False
         return True
-
-
-def child_env() -> dict[str, str]:
-    """This environment, with the directory holding `connector` first on the path."""
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": PACKAGE_PARENT + (os.pathsep + path if path else "")}
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ import logging
 import os
 import pickle
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,7 +26,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from connector.binlog.process import child_env
+from connector.child import start_child, stop_child
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, RowEncoding
 from connector.logs import configure_logging
@@ -148,28 +147,14 @@ class ChunkReader:
     def close(self) -> None:
         conn, process = self._conn, self._process
         self._conn = self._process = None
-        if conn is not None:
-            with contextlib.suppress(OSError), socket.fromfd(
-                    conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.shutdown(socket.SHUT_RDWR)  # the feeder and the child see the end
-        if process is not None:
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        stop_child(conn, process)
         if conn is not None:
             with contextlib.suppress(OSError):
                 conn.close()
 
     def _start(self) -> None:
-        mine, theirs = socket.socketpair()
-        with mine, theirs:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "connector.snapshot.chunk_reader", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env())
-            self._conn = Connection(mine.detach())
-        self._conn.send(self._settings)  # the password travels here, not on a command line
+        self._conn, self._process = start_child("connector.snapshot.chunk_reader",
+                                                self._settings)
         threading.Thread(target=self._feed, args=(self._conn, self._process),
                          name="chunk-reader-feeder", daemon=True).start()
 
