@@ -109,7 +109,6 @@ class Engine:
         self.ts_sec = 0
         self.reader: ReaderProcess | None = None
         self.xa_hold: str | None = None  # while an XA is open: where a restart must resume
-        self.mid_transaction = False  # pieces of a large transaction applied, its end not yet
 
     def _build(self, config: ConnectorConfig) -> None:
         """The Kafka clients and the pipeline; `config` carries the server's flavour."""
@@ -296,7 +295,6 @@ class Engine:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
                 dispatcher.apply(tx)
-                self.mid_transaction = tx.partial
                 if tx.partial:
                     continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
@@ -312,8 +310,7 @@ class Engine:
                     self.snapshots.on_signal(received)
                 next_signals = now + SIGNAL_INTERVAL
             caught_up = not batch and len(self.queue) == 0
-            if not self.mid_transaction:  # a window opened here would miss emitted pieces
-                self.snapshots.step(self.position, caught_up)
+            self.snapshots.step(self.position, caught_up)
             dispatcher.maybe_heartbeat(now, self.position)
             self.sink.poll(0)
             if now >= next_checkpoint:

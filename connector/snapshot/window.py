@@ -181,14 +181,19 @@ class RecentChanges:
 
     def replay_into(self, window: ChunkWindow[Any], processed: Position) -> bool:
         """Make `window` safe against what the stream already processed; False if it cannot
-        be (history too short: discard the window and SELECT again)."""
-        if window.safe_to_open(processed):
-            return True
-        if not window.low.covers(self._base):
-            return False
-        for _, changes in self._txs:
-            for table_id, gtid, key in changes:
-                window.on_row_change(table_id, gtid, key)
+        be (history too short: discard the window and SELECT again).
+
+        The transaction being read is replayed too: a large one is emitted in pieces, and
+        `processed` (the position before it) does not show the pieces that went out.
+        """
+        if not window.safe_to_open(processed):
+            if not window.low.covers(self._base):
+                return False
+            for _, changes in self._txs:
+                for table_id, gtid, key in changes:
+                    window.on_row_change(table_id, gtid, key)
+        for table_id, gtid, key in self._current:
+            window.on_row_change(table_id, gtid, key)
         return True
 
     @property

@@ -141,3 +141,21 @@ def test_history_shorter_than_the_lag_selects_again() -> None:
     reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
     snap.step(pos(12), caught_up=True)
     assert emitted == [] and snap.chunks_reselected == 1
+
+
+def test_a_window_opened_between_pieces_of_a_transaction_drops_what_they_changed() -> None:
+    """A large transaction streams in pieces; the position moves only at its end, so a window
+    opening after a piece is 'safe' by position although that piece's rows went out."""
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    # Chunk 2 was read at 0-1-10; 0-1-11's first piece (key 3) is emitted, its end not yet.
+    ahead = chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10), full=False)
+    snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
+    reader.answers.append(ahead)
+    snap.step(pos(10), caught_up=False)  # the engine's position: before 0-1-11
+    snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(2, 1))  # the next piece
+    snap.after_transaction(pos(11))
+    snap.step(pos(11), caught_up=True)
+    assert emitted[1] == [row(4, 0)]  # key 3's r row would overwrite the piece's u event
