@@ -146,25 +146,34 @@ class RecentChanges:
     When L is behind what the stream already emitted, those emitted changes may be newer
     than the SELECT: replaying their keys into the window drops the rows they touched (the
     emitted events carry the state), which makes the window safe, if the retained history
-    reaches back to L. Bounded by `max_rows`; the oldest transactions go first.
+    reaches back to L. Bounded by `max_rows`; the oldest transactions go first, and of a
+    transaction larger than that, only that L holds it makes a window safe.
     """
 
-    __slots__ = ("_base", "_current", "_max_rows", "_rows", "_txs")
+    __slots__ = ("_base", "_current", "_max_rows", "_overflow", "_rows", "_txs")
 
     def __init__(self, start: Position, max_rows: int = 100_000) -> None:
         self._base = start  # everything not retained is covered by this position
         self._max_rows = max_rows
         self._txs: deque[tuple[Position, list[tuple[str, Gtid, Key]]]] = deque()
         self._current: list[tuple[str, Gtid, Key]] = []
+        self._overflow: Gtid | None = None  # a transaction being read beyond max_rows keys
         self._rows = 0
 
     def record(self, table_id: str, gtid: Gtid, key: Key) -> None:
         """A row event of the transaction being read touched `key`."""
-        self._current.append((table_id, gtid, key))
+        if len(self._current) < self._max_rows:
+            self._current.append((table_id, gtid, key))
+        else:
+            self._overflow = gtid
 
     def end_transaction(self, processed: Position) -> None:
         """The transaction ended; `processed` is the stream position after it."""
         changes, self._current = self._current, []
+        if self._overflow is not None:  # nothing before `processed` can be replayed in full
+            self._overflow, self._base, self._rows = None, processed, 0
+            self._txs.clear()
+            return
         if not changes:
             return  # nothing to replay; `_base` stays a position no retained change is in
         self._txs.append((processed, changes))
@@ -186,6 +195,8 @@ class RecentChanges:
         The transaction being read is replayed too: a large one is emitted in pieces, and
         `processed` (the position before it) does not show the pieces that went out.
         """
+        if self._overflow is not None and not window.low.contains(self._overflow):
+            return False  # the SELECT may predate that transaction: SELECT again
         if not window.safe_to_open(processed):
             if not window.low.covers(self._base):
                 return False

@@ -219,3 +219,20 @@ def test_key_type_mismatch_is_logged_once(caplog: pytest.LogCaptureFixture) -> N
     with caplog.at_level("WARNING", logger="gtidmark.snapshot"):
         w2.on_row_change("d.t", f"{SRC}:101", (1,))
     assert len(caplog.records) == 1 and w2.dropped == 1
+
+
+def test_recent_changes_keep_no_part_of_a_transaction_larger_than_their_bound() -> None:
+    start = GtidSet.parse(f"{SRC}:1-97")
+    recent = RecentChanges(start, max_rows=2)
+    for key in (1, 2, 3):  # pieces of SRC:98 already emitted, its end not yet read
+        recent.record("d.t", f"{SRC}:98", (key,))
+    w = ChunkWindow("d.t", chunk(1, 2, 3, 4), start, start)
+    assert not recent.replay_into(w, start)  # key 3 cannot be replayed: SELECT again
+    again = ChunkWindow("d.t", chunk(1, 2, 3, 4), GtidSet.parse(f"{SRC}:1-98"), start)
+    assert recent.replay_into(again, start)  # a SELECT that saw SRC:98 needs no replay
+    processed = GtidSet.parse(f"{SRC}:1-98")
+    recent.end_transaction(processed)
+    assert recent.retained_rows == 0
+    assert not recent.replay_into(ChunkWindow("d.t", chunk(1), start, processed), processed)
+    w = ChunkWindow("d.t", chunk(1, 2), processed, processed)
+    assert recent.replay_into(w, processed) and [r["id"] for r in w.close()] == [1, 2]
