@@ -26,6 +26,7 @@ from typing import Any
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader, RowsChange, Transaction
 from connector.child import start_child, stop_child
+from connector.gcpolicy import tune_for_streaming
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.logs import configure_logging
 from connector.schema import TableSchema
@@ -103,6 +104,7 @@ def _child_main(fd: int) -> None:
     conn = Connection(fd)
     mysql, server_id, start, level = conn.recv()
     configure_logging(level)
+    tune_for_streaming()
     stopping = threading.Event()
     threading.Thread(target=_watch_parent, args=(conn, stopping), name="parent-watch",
                      daemon=True).start()
