@@ -91,11 +91,11 @@ class _Sender:
 def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Transaction:
     (domain, server, seq, file, begin, end, ts_sec, server_id, thread, db, ddl,
      changes, statement, hold, piece, partial) = wire
-    return Transaction(gtid=MariaGtid(domain, server, seq), file=file, begin_pos=begin,
-                       end_pos=end, ts_sec=ts_sec, server_id=server_id, thread=thread, db=db,
-                       ddl=ddl, changes=[RowsChange(schemas[n], op, rows, pos)
+    # Positional, in the order of Transaction's fields: keywords cost 2.7x as much.
+    return Transaction(MariaGtid(domain, server, seq), file, begin, end, ts_sec, server_id,
+                       thread, db, ddl, [RowsChange(schemas[n], op, rows, pos)
                                          for n, op, rows, pos in changes],
-                       statement=statement, hold=hold, piece=piece, partial=partial)
+                       statement, hold, piece, partial)
 
 
 def _child_main(fd: int) -> None:
@@ -173,9 +173,9 @@ class ReaderProcess:
             while not self._stopping.is_set():
                 message = pickle.loads(self._conn.recv_bytes())
                 if isinstance(message, list):
-                    for wire in message:
-                        tx = _transaction(wire, self._schemas)
-                        self._out.put(tx, tx.row_count + 1, self._stopping)
+                    batch = [_transaction(wire, self._schemas) for wire in message]
+                    rows = sum(tx.row_count for tx in batch) + len(batch)
+                    self._out.put_all(batch, rows, self._stopping)
                 elif not self._handle(message):
                     return
         except (EOFError, OSError, TypeError):  # TypeError: stop() closed the pipe mid-read
