@@ -158,6 +158,11 @@ class ReaderProcess:
         self._conn, self._process = start_child("connector.binlog.process", self._settings)
         self._feeder.start()
 
+    @property
+    def pid(self) -> int | None:
+        """The reader process's id once started (the streaming bench counts its CPU)."""
+        return None if self._process is None else self._process.pid
+
     def stop(self) -> None:
         self._stopping.set()
         stop_child(self._conn, self._process)
