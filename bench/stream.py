@@ -11,11 +11,14 @@ the connector's Engine in this process from seeded offsets at the start position
 every record is acknowledged by Kafka and the stream position covers the end position.
 Debezium (bench/debezium.py) streams the same range from its own replica: started before
 the workload and stopped (its offsets then point before it), then started again once the
-workload is written, and timed from its first batch to the last row's record.
+workload is written, and timed from its first batch to the last row's record
+(BENCH_DEBEZIUM=0 leaves it out). A second table splits the CPU of the end-to-end run by
+process and thread (bench/cpu.py): the pipeline competes with itself for two cores.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -36,6 +39,7 @@ from bench.common import (
     seed_offsets,
     services,
 )
+from bench.cpu import CpuSplit
 from bench.debezium import DebeziumRun, properties
 from connector.binlog.framing import library_frames
 from connector.gtid import MariaDbGtidPos
@@ -44,6 +48,8 @@ BULK_PER_STATEMENT = 2_000
 BULK_ROWS = scaled(100) * BULK_PER_STATEMENT
 SMALL_TRANSACTIONS = scaled(30_000)
 TARGET = 0.9  # of decode only (issue #11)
+WITH_DEBEZIUM = os.environ.get("BENCH_DEBEZIUM", "1") != "0"
+CPU_COLUMNS = ("reader process", "binlog-feeder", "engine", "rdkafka", "broker", "replica")
 TABLE = ("CREATE TABLE {db}.t (id BIGINT PRIMARY KEY, a INT NOT NULL, b VARCHAR(40), "
          "c DECIMAL(12,2), d DATETIME(3), e TEXT)")
 
@@ -115,15 +121,21 @@ def end_to_end(svc: Services, db: str, start: str, end: MariaDbGtidPos) -> dict[
         engine = runner.engine
         first = runner.wait(lambda: engine.reader is not None and engine.reader.connected.is_set(),
                             60, "the binlog reader to connect", interval=0.002)
+        assert engine.reader is not None and engine.reader.pid is not None
+        assert svc.broker.proc is not None and svc.mariadb.replica.proc is not None
+        split = CpuSplit({"reader process": engine.reader.pid, "broker": svc.broker.proc.pid,
+                          "replica": svc.mariadb.replica.proc.pid})
         done = runner.wait(lambda: engine.position.covers(end) and runner.acked_all(), 300,
                            f"every record up to {end} to be acknowledged")
+        cpu = split.stop()
         rows = engine.dispatcher.rows_out
         records = engine.sink.produced
     finally:
         code = runner.stop()
     if code != 0:
         raise RuntimeError(f"engine exited with {code}")
-    return {"rows": rows, "records": records, "startup": first - began, "seconds": done - first}
+    return {"rows": rows, "records": records, "startup": first - began, "seconds": done - first,
+            "cpu": cpu}
 
 
 class DebeziumStream:
@@ -162,13 +174,14 @@ class DebeziumStream:
                            self.workdir)
 
 
-def measure(svc: Services, name: str, writer: Any) -> list[Any]:
+def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]]:
     db = f"b_{name}"
     svc.mariadb.primary.execute(f"CREATE DATABASE {db}")
     svc.mariadb.primary.execute(TABLE.format(db=db))
     start = gtid_pos(svc)
     dbz = DebeziumStream(svc, db)
-    dbz.position_before()
+    if WITH_DEBEZIUM:
+        dbz.position_before()
     began = time.monotonic()
     deletes = writer(svc, db)
     end_text = gtid_pos(svc)
@@ -176,27 +189,37 @@ def measure(svc: Services, name: str, writer: Any) -> list[Any]:
           f"({start} -> {end_text})", flush=True)
     end = MariaDbGtidPos.parse(end_text)
     settings = svc.mariadb.cdc_settings()
+    decode_cpu = time.process_time()
     decoded, decode_s = decode_only(settings, 7001, start, end)
+    decode_cpu = time.process_time() - decode_cpu
     e2e = end_to_end(svc, db, start, end)
     decoded2, decode2_s = decode_only(settings, 7002, start, end)
     library, library_s = decode_only(settings, 7003, start, end, library_frames)
-    dbz_s = dbz.catch_up(decoded + deletes)  # a delete's tombstone is a record too
+    # a delete's tombstone is a record too
+    dbz_s = dbz.catch_up(decoded + deletes) if WITH_DEBEZIUM else float("nan")
     decode_rate = max(decoded / decode_s, decoded2 / decode2_s)
     e2e_rate = e2e["rows"] / e2e["seconds"]
     dbz_rate = decoded / dbz_s
     if e2e["rows"] != decoded:
         print(f"{name}: WARNING the connector emitted {e2e['rows']} rows, decoding saw {decoded}")
     ratio = e2e_rate / decode_rate
+    per_row = 1e6 / decoded
+    cpu = e2e["cpu"]
+    split = [name, decode_cpu * per_row, *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
+             sum(cpu.values()) * per_row, e2e["seconds"] * per_row]
     return [name, decoded, e2e["records"], decode_rate, library / library_s, e2e_rate, ratio,
-            "yes" if ratio >= TARGET else "NO", dbz_rate, e2e_rate / dbz_rate, e2e["startup"]]
+            "yes" if ratio >= TARGET else "NO", dbz_rate, e2e_rate / dbz_rate,
+            e2e["startup"]], split
 
 
 def main() -> int:
     quiet_logs()
-    results = []
+    results, splits = [], []
     with services() as svc:
-        results.append(measure(svc, "bulk", write_bulk))
-        results.append(measure(svc, "small", write_small))
+        for name, writer in (("bulk", write_bulk), ("small", write_small)):
+            result, split = measure(svc, name, writer)
+            results.append(result)
+            splits.append(split)
     print_table("Streaming: binlog -> acknowledged in Kafka (JSON with schemas, 1 partition)",
                 ["workload", "rows", "records", "decode rows/s", "library decode rows/s",
                  "gtidmark rows/s",
@@ -210,6 +233,13 @@ def main() -> int:
           "(startup, shown apart, is offsets load + topic checks + connect); Debezium "
           "rows/s: Debezium 3.6 embedded, JSON converters, first batch to last record "
           "handed to its consumer (not produced to Kafka).")
+    print_table("CPU microseconds per row of the end-to-end run, by process and thread",
+                ["workload", "decode alone", *CPU_COLUMNS, "all", "wall"], splits)
+    print("decode alone: this process during the first decode pass; reader process: the "
+          "connector's binlog reader child (decoding, transactions, pickling); binlog-feeder: "
+          "unpickling into the engine's queue; engine: envelopes and produce calls; rdkafka: "
+          "librdkafka's threads; broker, replica: the Kafka broker and the MariaDB replica "
+          "serving the binlog; all: their sum, against two cores.")
     return 0
 
 

@@ -22,10 +22,16 @@ class ChangeQueue(Generic[T]):
         self.failure: str | None = None
 
     def put(self, item: T, rows: int, stopping: threading.Event) -> None:
+        self.put_all([item], rows, stopping)
+
+    def put_all(self, items: list[T], rows: int, stopping: threading.Event) -> None:
+        """Several items, `rows` rows in all, with one wake-up of the engine (the reader
+        process's feeder hands over a whole message: a put per 1-3-row transaction was a
+        sixth of its CPU on them)."""
         with self._cond:
             while self._rows >= self._max_rows and not stopping.is_set():
                 self._cond.wait(0.2)
-            self._items.append(item)
+            self._items.extend(items)
             self._rows += rows
             self._cond.notify_all()
 
