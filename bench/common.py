@@ -43,6 +43,7 @@ from connector.binlog.framing import GTID, ROWS, XID, Framing, frames
 from connector.binlog.rowimages import fast_rows
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
+from connector.gcpolicy import tune_for_streaming
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.kafka import TopicAdmin
 from connector.logs import configure_logging
@@ -108,6 +109,7 @@ class EngineThread:
     """The connector's `Engine` running in a thread of this process (no signal handlers)."""
 
     def __init__(self, config: ConnectorConfig) -> None:
+        tune_for_streaming()  # as `gtidmark run` does for its process
         self.engine = Engine(config)
         self.exit_code: int | None = None
         self._thread = threading.Thread(target=self._run, name="engine", daemon=True)

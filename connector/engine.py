@@ -23,7 +23,6 @@ from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
 from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter
-from connector.gcpolicy import tune_for_streaming
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin
 from connector.lease import Instance, Lease
@@ -283,7 +282,6 @@ class Engine:
         self.reader.start()
 
     def _loop(self) -> None:
-        tune_for_streaming()
         next_checkpoint = time.monotonic() + CHECKPOINT_INTERVAL
         next_progress = 0.0
         next_signals = 0.0

@@ -14,6 +14,7 @@ from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import STEPPED_DOWN, Engine
+from connector.gcpolicy import tune_for_streaming
 from connector.lease import Lease
 from signals.channel import ensure_signal_topic, signal_client_settings
 
@@ -43,6 +44,7 @@ def wait_for_lease(lease: Lease | None, stopping: threading.Event) -> bool:
 
 def run_connector(config: ConnectorConfig) -> int:
     """Stream until SIGTERM/SIGINT, then flush, commit and exit 0 (or 1, or 2)."""
+    tune_for_streaming()  # this process is the connector's: its garbage collection too
     if config.rest_port:
         from connector.rest.runner import run_supervised
 
