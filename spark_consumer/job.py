@@ -11,9 +11,11 @@ import os
 import signal
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
 
+from pyspark.accumulators import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_consumer.dbztypes import decimal_hints
@@ -96,7 +98,7 @@ class Job:
         self.current_ids: dict[str, str] = {}
         self.batches = 0
         self.dead_letters = 0
-        self.side = side_results(spark)
+        self.sides: dict[TableRef, Accumulator[list[object]]] = {}
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -153,26 +155,33 @@ class Job:
         for rng in ranges:
             if rng.size > 0:
                 by_table.setdefault(self.table_for(rng.topic), []).append(rng)
+        tables = sorted(by_table.items(), key=lambda kv: str(kv[0]))
+        states = {ref: self._state(ref) for ref, _ in tables}
+        for ref, _ in tables:
+            self.sides.setdefault(ref, side_results(self.spark))
+        # Each table's read is its own Spark job: run together, they share the cores as the
+        # tasks of one job would.
+        with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
+            reads = list(pool.map(lambda t: self._read(t[0], t[1], states[t[0]]), tables))
         result = BatchResult()
-        for ref, rngs in sorted(by_table.items(), key=lambda kv: str(kv[0])):
-            self._apply(ref, rngs, result)
+        for (ref, rngs), (source, meta) in zip(tables, reads, strict=True):
+            self._apply(ref, rngs, self._fitting(ref, rngs, states[ref], source, meta), result)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
 
-    def _read(self, rngs: list[OffsetRange],
+    def _read(self, ref: TableRef, rngs: list[OffsetRange],
               state: TableState | None) -> tuple[DataFrame, list[object]]:
         """The MERGE source of `rngs` for the table as it is now, and the tasks' side results."""
         known = {r.topic: {**decimal_hints(r.topic, self.opts.decimal_columns),
                            **(state.by_name() if state is not None else {})} for r in rngs}
-        return read_source(self.spark, self.side, self.kafka, known, rngs,
+        return read_source(self.spark, self.sides[ref], self.kafka, known, rngs,
                            state.columns if state is not None else None)
 
-    def _read_fitting(self, ref: TableRef, rngs: list[OffsetRange]
-                      ) -> tuple[TableState | None, DataFrame, list[object]]:
-        """Read; if the events do not fit the table, evolve (or create) it and read again."""
-        state = self._state(ref)
-        source, meta = self._read(rngs, state)
+    def _fitting(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
+                 source: DataFrame, meta: list[object]
+                 ) -> tuple[TableState | None, DataFrame, list[object]]:
+        """If the events read do not fit the table, evolve (or create) it and read again."""
         shapes = [m for m in meta if isinstance(m, Shape)]
         while state is None or not fits(state.columns, shapes):
             evolved = self._prepare(ref, shapes)
@@ -181,12 +190,14 @@ class Job:
             if evolved == state:
                 raise RuntimeError(f"table {ref}: the events do not fit it after evolving it")
             state = evolved
-            source, meta = self._read(rngs, state)
+            source, meta = self._read(ref, rngs, state)
             shapes = [m for m in meta if isinstance(m, Shape)]
         return state, source, meta
 
-    def _apply(self, ref: TableRef, rngs: list[OffsetRange], result: BatchResult) -> None:
-        state, source, meta = self._read_fitting(ref, rngs)
+    def _apply(self, ref: TableRef, rngs: list[OffsetRange],
+               read: tuple[TableState | None, DataFrame, list[object]],
+               result: BatchResult) -> None:
+        state, source, meta = read
         stats = [m for m in meta if isinstance(m, RangeStats)]
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))

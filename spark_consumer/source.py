@@ -113,7 +113,7 @@ class _Concat(AccumulatorParam[list[object]]):
 
 
 def side_results(spark: SparkSession) -> Accumulator[list[object]]:
-    """The accumulator `read_source` reports through (one per job; reset at each read)."""
+    """The accumulator `read_source` reports through (one per table; reset at each read)."""
     return spark.sparkContext.accumulator([], _Concat())
 
 
