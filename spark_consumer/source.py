@@ -147,8 +147,8 @@ def read_source(spark: SparkSession, side: Accumulator[list[object]], conf: dict
     """The checkpointed source of `ranges` for a table with `columns` (None: no table yet),
     and the tasks' side results.
 
-    Checkpointed (measured: cheaper than caching), as MERGE scans its source more than once
-    and the reading must happen once: its side results are counted once.
+    Checkpointed, not cached: MERGE scans its source more than once, and the reading (and
+    the side results it counts) must happen exactly once, which an evicted cache would redo.
     """
     side.value = []
     schema = from_arrow_schema(source_schema(columns or []))
