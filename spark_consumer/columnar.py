@@ -190,14 +190,3 @@ def _table(group: _Group, ops: list[str], last: set[int], deletes: bool) -> pa.T
     table = pa.Table.from_arrays([pa.array(group_ops, pa.string()), *arrays], names=names)
     return table.filter(pa.array(keep, pa.bool_()))
 
-
-def to_ipc(table: pa.Table) -> bytes:
-    """One table as Arrow IPC stream bytes (what a task hands the driver's MERGE source)."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return bytes(sink.getvalue().to_pybytes())
-
-
-def from_ipc(blob: bytes) -> pa.Table:
-    return pa.ipc.open_stream(blob).read_all()

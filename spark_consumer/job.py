@@ -1,4 +1,4 @@
-"""The job loop: plan a micro-batch, read it in Spark tasks, MERGE per table with its offsets.
+"""The job loop: plan a micro-batch, read it per table in Spark tasks, MERGE it with its offsets.
 
 Entry point of `gtidmark spark-apply`, `python -m spark_consumer` and spark-submit.
 Exit codes: 0 ok, 1 runtime failure, 2 bad arguments.
@@ -11,12 +11,14 @@ import os
 import signal
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
 
-from pyspark.sql import SparkSession
+from pyspark.accumulators import Accumulator
+from pyspark.sql import DataFrame, SparkSession
 
-from spark_consumer.dbztypes import ColumnSpec, decimal_hints
+from spark_consumer.dbztypes import decimal_hints
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
@@ -42,13 +44,14 @@ from spark_consumer.planner import (
     topic_ids,
     true_ends,
 )
-from spark_consumer.reader import Part, RangeStats, task
+from spark_consumer.reader import RangeStats
 from spark_consumer.resume import (
     PartitionState,
     TableCollisionError,
     check_collisions,
     resume_offset,
 )
+from spark_consumer.source import fits, read_source, side_results
 from spark_consumer.tables import (
     TableRef,
     TableState,
@@ -95,6 +98,7 @@ class Job:
         self.current_ids: dict[str, str] = {}
         self.batches = 0
         self.dead_letters = 0
+        self.sides: dict[TableRef, Accumulator[list[object]]] = {}
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -144,66 +148,89 @@ class Job:
         return plan_ranges(starts, ends, self.opts.max_offsets_per_batch), ends
 
     def run_batch(self, ranges: list[OffsetRange], ends: dict[TP, int]) -> BatchResult:
-        """Read `ranges`, then per table: evolve/create, MERGE with offsets in the commit."""
+        """Per table: read its ranges, evolve/create it, MERGE with offsets in the commit."""
         began = time.monotonic()
         self.batches += 1
-        work = [r for r in ranges if r.size > 0]
-        known: dict[str, dict[str, ColumnSpec]] = {}
-        for rng in work:
-            state = self._state(self.table_for(rng.topic))
-            known[rng.topic] = {**decimal_hints(rng.topic, self.opts.decimal_columns),
-                                **(state.by_name() if state is not None else {})}
-        sc = self.spark.sparkContext
-        items = sc.parallelize(work, len(work)).mapPartitions(task(self.kafka, known)).collect()
-        result = self._apply([i for i in items if isinstance(i, Part)],
-                             [i for i in items if not isinstance(i, Part)], work)
+        by_table: dict[TableRef, list[OffsetRange]] = {}
+        for rng in ranges:
+            if rng.size > 0:
+                by_table.setdefault(self.table_for(rng.topic), []).append(rng)
+        tables = sorted(by_table.items(), key=lambda kv: str(kv[0]))
+        states = {ref: self._state(ref) for ref, _ in tables}
+        for ref, _ in tables:
+            self.sides.setdefault(ref, side_results(self.spark))
+        # Each table's read is its own Spark job: run together, they share the cores as the
+        # tasks of one job would.
+        with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
+            reads = list(pool.map(lambda t: self._read(t[0], t[1], states[t[0]]), tables))
+        result = BatchResult()
+        for (ref, rngs), (source, meta) in zip(tables, reads, strict=True):
+            self._apply(ref, rngs, self._fitting(ref, rngs, states[ref], source, meta), result)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
 
-    def _apply(self, parts: list[Part], meta: list[object],
-               work: list[OffsetRange]) -> BatchResult:
+    def _read(self, ref: TableRef, rngs: list[OffsetRange],
+              state: TableState | None) -> tuple[DataFrame, list[object]]:
+        """The MERGE source of `rngs` for the table as it is now, and the tasks' side results."""
+        known = {r.topic: {**decimal_hints(r.topic, self.opts.decimal_columns),
+                           **(state.by_name() if state is not None else {})} for r in rngs}
+        return read_source(self.spark, self.sides[ref], self.kafka, known, rngs,
+                           state.columns if state is not None else None)
+
+    def _fitting(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
+                 source: DataFrame, meta: list[object]
+                 ) -> tuple[TableState | None, DataFrame, list[object]]:
+        """If the events read do not fit the table, evolve (or create) it and read again."""
+        shapes = [m for m in meta if isinstance(m, Shape)]
+        while state is None or not fits(state.columns, shapes):
+            evolved = self._prepare(ref, shapes)
+            if evolved is None:
+                break
+            if evolved == state:
+                raise RuntimeError(f"table {ref}: the events do not fit it after evolving it")
+            state = evolved
+            source, meta = self._read(ref, rngs, state)
+            shapes = [m for m in meta if isinstance(m, Shape)]
+        return state, source, meta
+
+    def _apply(self, ref: TableRef, rngs: list[OffsetRange],
+               read: tuple[TableState | None, DataFrame, list[object]],
+               result: BatchResult) -> None:
+        state, source, meta = read
         stats = [m for m in meta if isinstance(m, RangeStats)]
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
-        shapes = [m for m in meta if isinstance(m, Shape)]
-        result = BatchResult(records=sum(s.records for s in stats),
-                             tombstones=sum(s.tombstones for s in stats), bad=len(bad))
+        result.records += sum(s.records for s in stats)
+        result.tombstones += sum(s.tombstones for s in stats)
+        result.bad += len(bad)
         self._dead_letter(bad)
-        by_table: dict[TableRef, list[OffsetRange]] = {}
-        for rng in work:
-            by_table.setdefault(self.table_for(rng.topic), []).append(rng)
-        for ref, rngs in sorted(by_table.items(), key=lambda kv: str(kv[0])):
-            topics = {r.topic for r in rngs}
-            changes = sum(s.upserts + s.deletes for s in stats if s.topic in topics)
-            state = self._prepare(ref, [s for s in shapes if s.topic in topics])
-            offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
-            for rng in rngs:
-                offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
-            if state is None:
-                # Nothing to create the table from (deletes only, or every record bad): the
-                # job moves on; without a table to commit to, a restart reads them again.
-                log.warning("table %s does not exist and the batch has no change to create it "
-                            "from; %d records of %s skipped", ref,
-                            sum(s.records for s in stats if s.topic in topics),
-                            ", ".join(sorted(topics)))
-                self.offsets[ref] = offsets
-                continue
-            ids = dict(self.topic_ids.get(ref, {}))
-            ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
-            props = {OFFSETS_PROPERTY: encode_offsets(offsets),
-                     TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
-            if changes:
-                log.info("table %s: MERGE of %d keys started", ref, changes)
-                with commit_properties(self.spark, props):
-                    merge_changes(self.spark, state, [p for p in parts if p.topic in topics],
-                                  f"gtidmark_src_{self.batches}")
-            if committed_summary(self.spark, str(ref)) != props:
-                commit_offsets_only(self.spark, str(ref), props)
+        topics = {r.topic for r in rngs}
+        changes = sum(s.upserts + s.deletes for s in stats)
+        offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
+        for rng in rngs:
+            offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
+        if state is None:
+            # Nothing to create the table from (deletes only, or every record bad): the
+            # job moves on; without a table to commit to, a restart reads them again.
+            log.warning("table %s does not exist and the batch has no change to create it "
+                        "from; %d records of %s skipped", ref, sum(s.records for s in stats),
+                        ", ".join(sorted(topics)))
             self.offsets[ref] = offsets
-            self.topic_ids[ref] = ids
-            result.keys[str(ref)] = changes
-        return result
+            return
+        ids = dict(self.topic_ids.get(ref, {}))
+        ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
+        props = {OFFSETS_PROPERTY: encode_offsets(offsets),
+                 TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
+        if changes:
+            log.info("table %s: MERGE of %d keys started", ref, changes)
+            with commit_properties(self.spark, props):
+                merge_changes(self.spark, state, source, f"gtidmark_src_{self.batches}")
+        if committed_summary(self.spark, str(ref)) != props:
+            commit_offsets_only(self.spark, str(ref), props)
+        self.offsets[ref] = offsets
+        self.topic_ids[ref] = ids
+        result.keys[str(ref)] = changes
 
     def _prepare(self, ref: TableRef, shapes: list[Shape]) -> TableState | None:
         """Create the table on first sight, add the columns new events carry."""

@@ -2,21 +2,20 @@
 
 One Spark task per range. A key always lives in one partition, so the per-key reduction of
 the micro-batch is complete inside the task. A range is decoded columnar when it can be, else
-row by row; either way its changes leave the task as `Part`s for the MERGE source.
+row by row; either way its changes come out as `Part`s for the MERGE source.
 """
 
 from __future__ import annotations
 
 import logging
-import pickle
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
+import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord, to_ipc
+from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Change, Decoder, Shape
 from spark_consumer.planner import OffsetRange
@@ -26,11 +25,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """Changes of one range for the MERGE source: Arrow IPC (columnar) or pickled `Change`s."""
+    """Changes of one range for the MERGE source: an Arrow table (columnar) or `Change`s."""
 
     topic: str
-    columnar: bool
-    blob: bytes
+    rows: pa.Table | list[Change]
+
+    @property
+    def columnar(self) -> bool:
+        return isinstance(self.rows, pa.Table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,7 @@ Item = Part | BadRecord | Shape | RangeStats
 
 def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,
                 known: dict[str, dict[str, ColumnSpec]]) -> Iterator[Item]:
-    """The row decoder's result for a range, its changes in one pickled `Part`."""
+    """The row decoder's result for a range, its changes in one `Part`."""
     changes = []
     for item in reduce_range(records, Decoder(known), rng):
         if isinstance(item, Change):
@@ -123,7 +125,7 @@ def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,
         else:
             yield item
     if changes:
-        yield Part(rng.topic, False, pickle.dumps(changes, pickle.HIGHEST_PROTOCOL))
+        yield Part(rng.topic, changes)
 
 
 def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
@@ -147,17 +149,8 @@ def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
         seen.extend(pending)
         yield from decode_rows(seen, rng, known)
         return
-    yield from (Part(rng.topic, True, to_ipc(table)) for table in done.tables)
+    yield from (Part(rng.topic, table) for table in done.tables)
     yield from done.shapes
     yield RangeStats(rng.topic, rng.partition, done.records, done.tombstones, 0, done.upserts,
                      done.deletes)
 
-
-def task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]]) -> Any:
-    """The function for `mapPartitions` over an RDD of OffsetRange (one range per partition)."""
-
-    def run(ranges: Iterable[OffsetRange]) -> Iterator[Item]:
-        for rng in ranges:
-            yield from decode_range(read_range(conf, rng), rng, known)
-
-    return run

@@ -1,6 +1,6 @@
 """The columnar range decoder against the row decoder, on records of the connector's encoder.
 
-Both paths end in the MERGE source (`merge.source_batches`), so that is what is compared:
+Both paths end in the MERGE source (`source.source_batches`), so that is what is compared:
 the rows, shapes and counts a range gives must not depend on the path that decoded it.
 """
 
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from connector.schema import Column, TableSchema
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Shape
-from spark_consumer.merge import source_batches
 from spark_consumer.planner import OffsetRange
 from spark_consumer.reader import Item, Part, RangeStats, decode_range, decode_rows
+from spark_consumer.source import source_batches
 from tests.spark.events import Changes
 
 V1 = TableSchema("app", "t", (Column("id", "int", nullable=False), Column("n", "int")), ("id",))
@@ -45,7 +45,7 @@ def records(steps: list[tuple[int, str, bool]]) -> list[tuple[str, int, int, Any
 
 def summary(items: list[Item]) -> tuple[list[dict[str, Any]], set[Shape], list[Any], list[Any]]:
     parts = [i for i in items if isinstance(i, Part)]
-    rows = [r for b in source_batches(parts, TABLE, 2) for r in b.to_pylist()]
+    rows = [r for b in source_batches(parts, TABLE) for r in b.to_pylist()]
     stats = [i for i in items if isinstance(i, RangeStats)]
     bad = [(b.offset, b.reason) for b in items if isinstance(b, BadRecord)]
     return (sorted(rows, key=lambda r: r["id"]), {i for i in items if isinstance(i, Shape)},

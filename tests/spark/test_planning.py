@@ -1,4 +1,5 @@
-"""Pure planning rules: where partitions resume, table collisions, type promotion, options."""
+"""Pure planning rules: where partitions resume, table collisions, type promotion, options,
+when a batch must be read again after evolving its table."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spark_consumer.dbztypes import ColumnSpec
+from spark_consumer.decode import Shape
 from spark_consumer.evolution import TypeChangeError, promoted_type
 from spark_consumer.job import main
 from spark_consumer.options import KAFKA_CONFIG_ENV, parse_options
@@ -19,6 +22,7 @@ from spark_consumer.resume import (
     check_collisions,
     resume_offset,
 )
+from spark_consumer.source import fits
 from spark_consumer.tables import table_for_topic
 
 BASE = ["--bootstrap-servers", "k:9092", "--topics", "a.b.c"]
@@ -128,3 +132,19 @@ def test_a_bad_kafka_config_file_exits_2_with_one_line(
 def test_bad_decimal_column_hints_exit_2(hint: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*BASE, "--decimal-column", hint]) == 2
     assert "--decimal-column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("incoming, result", [
+    ({"id": "int", "n": "bigint"}, True), ({"id": "int"}, True),
+    ({"id": "int", "n": "int", "d": "decimal(8,2)"}, True),
+    ({"id": "int", "n": "bigint", "s": "string"}, False),  # a new column
+    ({"id": "bigint", "n": "bigint"}, False),  # widened: the table is promoted first
+    ({"id": "int", "d": "decimal(12,2)"}, False),
+    ({"id": "int", "n": "string"}, False),  # not promotable: evolving it stops the job
+])
+def test_a_range_feeds_the_merge_source_only_if_its_columns_fit_the_table(
+        incoming: dict[str, str], result: bool) -> None:
+    table = [ColumnSpec("id", "int"), ColumnSpec("n", "bigint"), ColumnSpec("d", "decimal(10,2)")]
+    shapes = [Shape("p.db.t", (ColumnSpec("id", "int"),), ("id",)),
+              Shape("p.db.t", tuple(ColumnSpec(k, v) for k, v in incoming.items()), ("id",))]
+    assert fits(table, shapes) is result

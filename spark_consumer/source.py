@@ -1,0 +1,164 @@
+"""The MERGE source of one table, built in the executors: read, decode, conform, checkpoint.
+
+A `mapInArrow` task per offset range yields the range's last change per key as Arrow batches
+of exactly the table's columns (absent columns null, narrower types widened), so the changes
+never travel to the driver and back. What the driver needs besides (shapes, counts, bad
+records) comes back through an accumulator. A range whose shapes do not fit the table yields
+no rows: the driver evolves the table and reads the batch again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+from pyspark.accumulators import Accumulator, AccumulatorParam
+from pyspark.rdd import PythonEvalType
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+from pyspark.sql.udf import UserDefinedFunction
+
+from spark_consumer.arrowtypes import arrow_type
+from spark_consumer.columnar import OP_COLUMN
+from spark_consumer.dbztypes import ColumnSpec
+from spark_consumer.decode import Change, Shape
+from spark_consumer.evolution import TypeChangeError, promoted_type
+from spark_consumer.planner import OffsetRange
+from spark_consumer.reader import Part, decode_range, read_range
+
+
+def _fit(value: Any, spark_type: str) -> Any:
+    """Small coercions so a value typed by an older/newer event fits the table column."""
+    if value is None:
+        return None
+    if spark_type in ("float", "double") and isinstance(value, (int, Decimal)):
+        return float(value)
+    if spark_type.startswith("decimal") and isinstance(value, (int, float)):
+        return Decimal(str(value))
+    if spark_type == "timestamp" and isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    if spark_type == "string" and not isinstance(value, str):
+        return str(value)
+    return value
+
+
+def source_schema(columns: list[ColumnSpec]) -> pa.Schema:
+    """(op, col1, col2, ...): the MERGE source's columns for a table with `columns`."""
+    return pa.schema([(OP_COLUMN, pa.string())]
+                     + [(c.name, arrow_type(c.spark_type)) for c in columns])
+
+
+def _from_rows(changes: list[Change], schema: pa.Schema,
+               columns: list[ColumnSpec]) -> pa.RecordBatch:
+    """Row-decoded changes -> (op, col1, col2, ...) in table column order; absent is null."""
+    arrays = [pa.array([c.op for c in changes], pa.string())]
+    arrays += [pa.array([_fit(c.row.get(col.name), col.spark_type) for c in changes],
+                        schema.field(i + 1).type) for i, col in enumerate(columns)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> list[pa.RecordBatch]:
+    """A columnar part with the table's columns: missing ones null, narrower ones cast."""
+    arrays = []
+    for target in schema:
+        if target.name in table.column_names:
+            have = table.column(target.name)
+            arrays.append(have if have.type == target.type else have.cast(target.type))
+        else:
+            arrays.append(pa.nulls(table.num_rows, target.type))
+    batches: list[pa.RecordBatch] = pa.Table.from_arrays(arrays, schema=schema).to_batches()
+    return batches
+
+
+def source_batches(parts: list[Part], columns: list[ColumnSpec]) -> list[pa.RecordBatch]:
+    """The parts as record batches of the table's columns."""
+    schema = source_schema(columns)
+    out: list[pa.RecordBatch] = []
+    for part in parts:
+        if isinstance(part.rows, pa.Table):
+            out += _conform(part.rows, schema)
+        elif part.rows:
+            out.append(_from_rows(part.rows, schema, columns))
+    return out
+
+
+def fits(columns: list[ColumnSpec], shapes: Iterable[Shape]) -> bool:
+    """Whether the table has every column of `shapes`, each of a type their values fit."""
+    have = {c.name: c.spark_type for c in columns}
+    for spec in (spec for shape in shapes for spec in shape.columns):
+        current = have.get(spec.name)
+        if current is None:
+            return False
+        try:
+            if promoted_type("", spec.name, current, spec.spark_type) is not None:
+                return False
+        except TypeChangeError:
+            return False  # the driver's evolution step raises it with the table's name
+    return True
+
+
+class _Concat(AccumulatorParam[list[object]]):
+    """Tasks' side results (shapes, counts, bad records), concatenated on the driver."""
+
+    def zero(self, value: list[object]) -> list[object]:
+        return []
+
+    def addInPlace(self, value1: list[object], value2: list[object]) -> list[object]:
+        value1.extend(value2)
+        return value1
+
+
+def side_results(spark: SparkSession) -> Accumulator[list[object]]:
+    """The accumulator `read_source` reports through (one per table; reset at each read)."""
+    return spark.sparkContext.accumulator([], _Concat())
+
+
+def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
+          ranges: list[OffsetRange], columns: list[ColumnSpec] | None,
+          side: Accumulator[list[object]]) -> Any:
+    """The function for `mapInArrow` over the range numbers (one per partition)."""
+
+    def run(numbers: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in numbers:
+            for number in batch.column(0).to_pylist():
+                rng = ranges[number]
+                parts: list[Part] = []
+                meta: list[object] = []
+                for item in decode_range(read_range(conf, rng), rng, known):
+                    if isinstance(item, Part):
+                        parts.append(item)
+                    else:
+                        meta.append(item)
+                side.add(meta)
+                if columns is not None and fits(columns, (m for m in meta
+                                                          if isinstance(m, Shape))):
+                    yield from source_batches(parts, columns)
+
+    return run
+
+
+def read_source(spark: SparkSession, side: Accumulator[list[object]], conf: dict[str, str],
+                known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
+                columns: list[ColumnSpec] | None) -> tuple[DataFrame, list[object]]:
+    """The checkpointed source of `ranges` for a table with `columns` (None: no table yet),
+    and the tasks' side results.
+
+    Checkpointed, not cached: MERGE scans its source more than once, and the reading (and
+    the side results it counts) must happen exactly once, which an evicted cache would redo.
+    """
+    side.value = []
+    schema = from_arrow_schema(source_schema(columns or []))
+    numbers = spark.range(0, len(ranges), 1, len(ranges))
+    frame = _map_in_arrow(numbers, _task(conf, known, ranges, columns, side), schema)
+    return frame.localCheckpoint(), list(side.value)
+
+
+def _map_in_arrow(frame: DataFrame, func: Any, schema: StructType) -> DataFrame:
+    """`DataFrame.mapInArrow` without its check for pandas, which the Arrow path never uses."""
+    udf = UserDefinedFunction(func, schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column: Any = udf(*[frame[name] for name in frame.columns])
+    return DataFrame(frame._jdf.pythonMapInArrow(column._jc.expr(), False), frame.sparkSession)
