@@ -78,6 +78,15 @@ def coordinator() -> tuple[SnapshotCoordinator, Reader, list[list[Any]]]:
     return snap, reader, emitted
 
 
+def first_chunk_out() -> tuple[SnapshotCoordinator, Reader, list[list[Any]]]:
+    """The first chunk, read at 0-1-10, emitted; the second asked for, not answered yet."""
+    snap, reader, emitted = coordinator()
+    snap.step(pos(10), caught_up=True)
+    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=True)
+    return snap, reader, emitted
+
+
 def test_the_next_chunk_is_asked_for_when_a_window_opens() -> None:
     snap, reader, emitted = coordinator()
     snap.step(pos(10), caught_up=True)
@@ -89,10 +98,7 @@ def test_the_next_chunk_is_asked_for_when_a_window_opens() -> None:
 
 
 def test_a_chunk_read_before_a_change_the_stream_emitted_drops_that_row() -> None:
-    snap, reader, emitted = coordinator()
-    snap.step(pos(10), caught_up=True)
-    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
-    snap.step(pos(10), caught_up=True)
+    snap, reader, emitted = first_chunk_out()
     # The reader read chunk 2 at 0-1-10; the stream then emits 0-1-11, which updates key 3.
     ahead = chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10), full=False)
     snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
@@ -105,10 +111,7 @@ def test_a_chunk_read_before_a_change_the_stream_emitted_drops_that_row() -> Non
 
 
 def test_a_change_the_chunk_already_holds_keeps_its_row() -> None:
-    snap, reader, emitted = coordinator()
-    snap.step(pos(10), caught_up=True)
-    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
-    snap.step(pos(10), caught_up=True)
+    snap, reader, emitted = first_chunk_out()
     snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
     snap.after_transaction(pos(11))
     reader.answers.append(chunk(reader.requests[1], [row(3, 1), row(4, 0)], pos(11),
@@ -118,10 +121,7 @@ def test_a_change_the_chunk_already_holds_keeps_its_row() -> None:
 
 
 def test_a_chunk_read_ahead_before_a_ddl_is_not_used() -> None:
-    snap, reader, emitted = coordinator()
-    snap.step(pos(10), caught_up=True)
-    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
-    snap.step(pos(10), caught_up=True)
+    snap, reader, emitted = first_chunk_out()
     snap.on_ddl("d.t", "ALTER")
     snap.after_transaction(pos(11))
     reader.answers.append(chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10)))
@@ -146,10 +146,7 @@ def test_history_shorter_than_the_lag_selects_again() -> None:
 def test_a_window_opened_between_pieces_of_a_transaction_drops_what_they_changed() -> None:
     """A large transaction streams in pieces; the position moves only at its end, so a window
     opening after a piece is 'safe' by position although that piece's rows went out."""
-    snap, reader, emitted = coordinator()
-    snap.step(pos(10), caught_up=True)
-    reader.answers.append(chunk(reader.requests[0], [row(1, 0), row(2, 0)], pos(10)))
-    snap.step(pos(10), caught_up=True)
+    snap, reader, emitted = first_chunk_out()
     # Chunk 2 was read at 0-1-10; 0-1-11's first piece (key 3) is emitted, its end not yet.
     ahead = chunk(reader.requests[1], [row(3, 0), row(4, 0)], pos(10), full=False)
     snap.on_row_change("d.t", MariaGtid(0, 1, 11), row(3, 1))
