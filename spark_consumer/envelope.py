@@ -58,6 +58,21 @@ class Envelopes:
         payload, schema = parse_envelope(raw)
         return payload, schema, self._learn(raw, schema)
 
+    def payload_text(self, raw: bytes) -> tuple[bytes, dict[str, Any], int]:
+        """(the payload's JSON text, unparsed, schema, index) of a record whose schema text is
+        or becomes learnt; NotEnvelope for any other record."""
+        for index, (prefix, schema) in enumerate(self.prefixes):
+            if raw.startswith(prefix):
+                body = raw.rstrip(_JSON_SPACE)
+                if not body.endswith(b"}"):
+                    raise NotEnvelope("a record of a known schema text that does not end in }")
+                return body[len(prefix):-1], schema, index
+        _, schema = parse_envelope(raw)
+        index = self._learn(raw, schema)
+        if index < 0:
+            raise NotEnvelope("a schema text this range does not keep")
+        return raw.rstrip(_JSON_SPACE)[len(self.prefixes[index][0]):-1], schema, index
+
     def _learn(self, raw: bytes, schema: dict[str, Any]) -> int:
         if len(self.prefixes) >= self.limit:
             return -1

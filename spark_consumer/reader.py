@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from spark_consumer.arrowjson import ArrowRangeDecoder
 from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Change, Decoder, Shape
@@ -130,7 +131,8 @@ def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,
 
 def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
                  known: dict[str, dict[str, ColumnSpec]]) -> Iterator[Item]:
-    """Columnar when every record allows it, else row by row (the reference decoder).
+    """Columnar when every record allows it (Arrow's JSON reader, else orjson), else row by
+    row (the reference decoder).
 
     Records are decoded as they arrive, while the consumer fetches the next ones.
     """
@@ -143,12 +145,17 @@ def decode_range(records: Iterable[RawRecord], rng: OffsetRange,
             yield record
 
     try:
-        done = RangeDecoder(rng.topic).decode(remembered())
+        done = ArrowRangeDecoder(rng.topic).decode(remembered())
     except Fallback as exc:
-        log.debug("%s[%d]: decoded row by row: %s", rng.topic, rng.partition, exc)
+        log.debug("%s[%d]: not decoded by Arrow's JSON reader: %s", rng.topic, rng.partition,
+                  exc)
         seen.extend(pending)
-        yield from decode_rows(seen, rng, known)
-        return
+        try:
+            done = RangeDecoder(rng.topic).decode(seen)
+        except Fallback as exc:
+            log.debug("%s[%d]: decoded row by row: %s", rng.topic, rng.partition, exc)
+            yield from decode_rows(seen, rng, known)
+            return
     yield from (Part(rng.topic, table) for table in done.tables)
     yield from done.shapes
     yield RangeStats(rng.topic, rng.partition, done.records, done.tombstones, 0, done.upserts,

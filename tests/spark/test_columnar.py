@@ -1,17 +1,22 @@
-"""The columnar range decoder against the row decoder, on records of the connector's encoder.
+"""The columnar range decoders against the row decoder, on records of the connector's encoder.
 
-Both paths end in the MERGE source (`source.source_batches`), so that is what is compared:
-the rows, shapes and counts a range gives must not depend on the path that decoded it.
+Every path (Arrow's JSON reader, orjson columnar, row by row) ends in the MERGE source
+(`source.source_batches`), so that is what is compared: the rows, shapes and counts a range
+gives must not depend on the path that decoded it.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
+from spark_consumer.arrowjson import ArrowRangeDecoder
+from spark_consumer.columnar import Decoded, Fallback, RangeDecoder
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.planner import OffsetRange
@@ -74,3 +79,58 @@ def test_a_range_with_a_bad_record_is_decoded_row_by_row(steps: list[tuple[int, 
     assert not any(p.columnar for p in items if isinstance(p, Part))
     assert [b.offset for b in items if isinstance(b, BadRecord)] == [1000]
     assert summary(items) == summary(list(decode_rows(raw, rng, {})))
+
+
+def merge_source(decoded: Decoded) -> tuple[list[dict[str, Any]], set[Shape], tuple[int, ...]]:
+    rows = [r for b in source_batches([Part("x.app.t", t) for t in decoded.tables], TABLE)
+            for r in b.to_pylist()]
+    return (sorted(rows, key=lambda r: r["id"]), set(decoded.shapes),
+            (decoded.records, decoded.tombstones, decoded.upserts, decoded.deletes))
+
+
+@settings(max_examples=150, deadline=None)
+@given(STEPS)
+def test_arrow_and_orjson_columnar_decoding_give_the_same_merge_source(
+        steps: list[tuple[int, str, bool]]) -> None:
+    raw = records(steps)
+    arrow = ArrowRangeDecoder("x.app.t").decode(raw)
+    assert merge_source(arrow) == merge_source(RangeDecoder("x.app.t").decode(raw))
+
+
+# Records Arrow's JSON reader would read otherwise than orjson does, or not at all.
+HOSTILE = {
+    "NaN": lambda v: v.replace(b'"n":', b'"n":NaN,"m":', 1),
+    "duplicate key": lambda v: v.replace(b'"op":', b'"op":"c","op":', 1),
+    "line break": lambda v: v.replace(b',"op":', b',\n"op":', 1),
+    "two objects": lambda v: v[:-1] + b'{"op":"c"}}',
+    "invalid UTF-8": lambda v: v.replace(b'"s":"v', b'"s":"\xff', 1),
+    "not an object": lambda v: v[:v.index(b'"payload":') + 10] + b"5}",
+    "unknown op": lambda v: v.replace(b'"op":"', b'"op":"x', 1),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(HOSTILE))
+def test_a_record_arrow_would_read_otherwise_goes_to_the_paths_that_decide(damage: str) -> None:
+    raw = records([(1, "c", True), (2, "u", True), (1, "u", True)])
+    topic, partition, offset, key, value = raw[1]
+    raw[1] = (topic, partition, offset, key, HOSTILE[damage](value))
+    assert raw[1][4] != value
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(topic).decode(raw)
+    rng = OffsetRange(topic, 0, 0, len(raw))
+    assert summary(list(decode_range(iter(raw), rng, {}))) == \
+        summary(list(decode_rows(raw, rng, {})))
+
+
+def test_a_struct_column_is_decoded_columnar_by_orjson() -> None:
+    schema = TableSchema("app", "t", (Column("id", "int", nullable=False),
+                                      Column("g", "geometry")), ("id",))
+    point = struct.pack("<I", 0) + b"\x01" + struct.pack("<Idd", 1, 1.5, -2.0)
+    encode = Changes(schema, "x")
+    raw = [(encode.topic, 0, 0, *encode.upsert("c", {"id": 1, "g": point}))]
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(encode.topic).decode(raw)
+    (table,) = RangeDecoder(encode.topic).decode(raw).tables
+    rng = OffsetRange(encode.topic, 0, 0, 1)
+    (part,) = [p for p in decode_range(iter(raw), rng, {}) if isinstance(p, Part)]
+    assert part.columnar and part.rows == table

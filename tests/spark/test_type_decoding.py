@@ -1,8 +1,8 @@
 """Connector encode -> Spark decode gives back the source value, for every Debezium type.
 
 Records come from the connector's `EventEncoder` (the bytes `gtidmark run` writes); the job's
-`Decoder` and its columnar `RangeDecoder` are pure, so the properties run without Spark
-(test_apply checks the Spark side).
+`Decoder` and its columnar `RangeDecoder` and `ArrowRangeDecoder` are pure, so the properties
+run without Spark (test_apply checks the Spark side).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
+from spark_consumer.arrowjson import ArrowRangeDecoder
 from spark_consumer.columnar import OP_COLUMN, RangeDecoder
 from spark_consumer.dbztypes import decode_decimal
 from spark_consumer.decode import BadRecord, Change, Decoder
@@ -140,9 +142,10 @@ def decoded(item: tuple[bytes | None, bytes | None], topic: str) -> dict[str, An
     return with_doc(change.row)
 
 
-def decoded_columnar(item: tuple[bytes | None, bytes | None], topic: str) -> dict[str, Any]:
-    """The one change of a range decoded by the columnar path, as Python values."""
-    (table,) = RangeDecoder(topic).decode([(topic, 0, 0, *item)]).tables
+def decoded_columnar(item: tuple[bytes | None, bytes | None], topic: str,
+                     decoder: type[RangeDecoder | ArrowRangeDecoder]) -> dict[str, Any]:
+    """The one change of a range decoded by a columnar path, as Python values."""
+    (table,) = decoder(topic).decode([(topic, 0, 0, *item)]).tables
     (row,) = table.to_pylist()
     assert row.pop(OP_COLUMN) == "c"
     return with_doc(row)
@@ -164,13 +167,16 @@ def test_every_debezium_type_decodes_to_the_source_value(
     assert decoded(changes.upsert("c", row), changes.topic) == expected(schema, row)
 
 
+@pytest.mark.parametrize("decoder", [RangeDecoder, ArrowRangeDecoder])
 @settings(max_examples=300, deadline=None)
-@given(rows())
+@given(case=rows())
 def test_every_debezium_type_decodes_columnar_to_the_source_value(
+        decoder: type[RangeDecoder | ArrowRangeDecoder],
         case: tuple[TableSchema, dict[str, Any]]) -> None:
     schema, row = case
     changes = Changes(schema, "app")
-    assert decoded_columnar(changes.upsert("c", row), changes.topic) == expected(schema, row)
+    assert decoded_columnar(changes.upsert("c", row), changes.topic, decoder) == \
+        expected(schema, row)
 
 
 @settings(max_examples=200, deadline=None)
@@ -191,8 +197,9 @@ def test_negative_and_wide_decimals_decode_exactly(case: tuple[int, int, int]) -
     # Spark decimals hold 38 digits; wider DECIMALs are kept exactly as text.
     want = value if precision <= 38 else format(value, "f")
     assert change.row["amount"] == want
-    (columnar,) = RangeDecoder(changes.topic).decode([(changes.topic, 0, 0, *record)]).tables
-    assert columnar.column("amount").to_pylist() == [want]
+    for decoder in (RangeDecoder, ArrowRangeDecoder):
+        (columnar,) = decoder(changes.topic).decode([(changes.topic, 0, 0, *record)]).tables
+        assert columnar.column("amount").to_pylist() == [want]
 
 
 def test_the_base64_text_0000_is_a_negative_decimal_not_zero() -> None:
