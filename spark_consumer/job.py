@@ -10,15 +10,15 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
 
-from pyspark.accumulators import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_consumer.dbztypes import decimal_hints
+from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
@@ -51,7 +51,15 @@ from spark_consumer.resume import (
     check_collisions,
     resume_offset,
 )
-from spark_consumer.source import fits, read_source, side_results
+from spark_consumer.source import (
+    Side,
+    direct_source,
+    fits,
+    misfit,
+    read_source,
+    side_meta,
+    side_results,
+)
 from spark_consumer.tables import (
     TableRef,
     TableState,
@@ -98,7 +106,8 @@ class Job:
         self.current_ids: dict[str, str] = {}
         self.batches = 0
         self.dead_letters = 0
-        self.sides: dict[TableRef, Accumulator[list[object]]] = {}
+        self.sides: dict[TableRef, Side] = {}
+        self._dead_letter_lock = threading.Lock()
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -159,24 +168,51 @@ class Job:
         states = {ref: self._state(ref) for ref, _ in tables}
         for ref, _ in tables:
             self.sides.setdefault(ref, side_results(self.spark))
-        # Each table's read is its own Spark job: run together, they share the cores as the
-        # tasks of one job would.
+        # Each table is its own Spark jobs: run together, they share the cores as the tasks
+        # of one job would. Commit properties are per thread.
         with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
-            reads = list(pool.map(lambda t: self._read(t[0], t[1], states[t[0]]), tables))
+            applied = list(pool.map(lambda n, t: self._table(t[0], t[1], states[t[0]], n),
+                                    range(len(tables)), tables))
         result = BatchResult()
-        for (ref, rngs), (source, meta) in zip(tables, reads, strict=True):
-            self._apply(ref, rngs, self._fitting(ref, rngs, states[ref], source, meta), result)
+        for stats, bad, keys in applied:
+            result.records += sum(s.records for s in stats)
+            result.tombstones += sum(s.tombstones for s in stats)
+            result.bad += bad
+            result.keys.update(keys)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
 
+    def _table(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
+               number: int) -> tuple[list[RangeStats], int, dict[str, int]]:
+        """One table's part of the batch: in one pass when it fits the table as it is, else
+        read first, evolve or dead-letter, and MERGE what was read."""
+        view = f"gtidmark_src_{self.batches}_{number}"
+        if state is not None:
+            source = direct_source(self.spark, self.sides[ref], self.kafka,
+                                   self._known(rngs, state), rngs, state.columns)
+            try:
+                return self._apply(ref, rngs, state, source, view, None)
+            except Exception as exc:
+                if not misfit(exc):
+                    raise
+                log.info("table %s: the batch does not fit the table as it is (new columns, "
+                         "wider types or bad records); reading it first", ref)
+        source, meta = self._read(ref, rngs, state)
+        state, source, meta = self._fitting(ref, rngs, state, source, meta)
+        return self._apply(ref, rngs, state, source, view, meta)
+
+    def _known(self, rngs: list[OffsetRange],
+               state: TableState | None) -> dict[str, dict[str, ColumnSpec]]:
+        """Per topic, the column types its values decode to: hints, then the table's."""
+        return {r.topic: {**decimal_hints(r.topic, self.opts.decimal_columns),
+                          **(state.by_name() if state is not None else {})} for r in rngs}
+
     def _read(self, ref: TableRef, rngs: list[OffsetRange],
               state: TableState | None) -> tuple[DataFrame, list[object]]:
         """The MERGE source of `rngs` for the table as it is now, and the tasks' side results."""
-        known = {r.topic: {**decimal_hints(r.topic, self.opts.decimal_columns),
-                           **(state.by_name() if state is not None else {})} for r in rngs}
-        return read_source(self.spark, self.sides[ref], self.kafka, known, rngs,
-                           state.columns if state is not None else None)
+        return read_source(self.spark, self.sides[ref], self.kafka, self._known(rngs, state),
+                           rngs, state.columns if state is not None else None)
 
     def _fitting(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
                  source: DataFrame, meta: list[object]
@@ -194,43 +230,44 @@ class Job:
             shapes = [m for m in meta if isinstance(m, Shape)]
         return state, source, meta
 
-    def _apply(self, ref: TableRef, rngs: list[OffsetRange],
-               read: tuple[TableState | None, DataFrame, list[object]],
-               result: BatchResult) -> None:
-        state, source, meta = read
-        stats = [m for m in meta if isinstance(m, RangeStats)]
-        bad = sorted((m for m in meta if isinstance(m, BadRecord)),
-                     key=lambda b: (b.topic, b.partition, b.offset))
-        result.records += sum(s.records for s in stats)
-        result.tombstones += sum(s.tombstones for s in stats)
-        result.bad += len(bad)
-        self._dead_letter(bad)
+    def _apply(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
+               source: DataFrame, view: str, meta: list[object] | None
+               ) -> tuple[list[RangeStats], int, dict[str, int]]:
+        """MERGE `source` with the batch's offsets in the commit (dead letters written
+        first). `meta` None: a direct source, whose side results come after the MERGE."""
+        bad: list[BadRecord] = []
+        if meta is not None:
+            bad = sorted((m for m in meta if isinstance(m, BadRecord)),
+                         key=lambda b: (b.topic, b.partition, b.offset))
+            self._dead_letter(bad)
         topics = {r.topic for r in rngs}
-        changes = sum(s.upserts + s.deletes for s in stats)
         offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
         for rng in rngs:
             offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
         if state is None:
             # Nothing to create the table from (deletes only, or every record bad): the
             # job moves on; without a table to commit to, a restart reads them again.
+            stats = [m for m in meta or [] if isinstance(m, RangeStats)]
             log.warning("table %s does not exist and the batch has no change to create it "
                         "from; %d records of %s skipped", ref, sum(s.records for s in stats),
                         ", ".join(sorted(topics)))
             self.offsets[ref] = offsets
-            return
+            return stats, len(bad), {}
         ids = dict(self.topic_ids.get(ref, {}))
         ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
         props = {OFFSETS_PROPERTY: encode_offsets(offsets),
                  TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
-        if changes:
-            log.info("table %s: MERGE of %d keys started", ref, changes)
+        if meta is None or _changes(meta):
+            log.info("table %s: MERGE started", ref)
             with commit_properties(self.spark, props):
-                merge_changes(self.spark, state, source, f"gtidmark_src_{self.batches}")
+                merge_changes(self.spark, state, source, view)
+        if meta is None:
+            meta = side_meta(self.sides[ref], len(rngs))
         if committed_summary(self.spark, str(ref)) != props:
             commit_offsets_only(self.spark, str(ref), props)
         self.offsets[ref] = offsets
         self.topic_ids[ref] = ids
-        result.keys[str(ref)] = changes
+        return [m for m in meta if isinstance(m, RangeStats)], len(bad), {str(ref): _changes(meta)}
 
     def _prepare(self, ref: TableRef, shapes: list[Shape]) -> TableState | None:
         """Create the table on first sight, add the columns new events carry."""
@@ -255,12 +292,17 @@ class Job:
     def _dead_letter(self, bad: list[BadRecord]) -> None:
         if not bad:
             return
-        self.dead_letters += len(bad)
-        with open(self.opts.dead_letter, "a", encoding="utf-8") as out:
+        with self._dead_letter_lock, open(self.opts.dead_letter, "a", encoding="utf-8") as out:
+            self.dead_letters += len(bad)
             out.writelines(record.to_json() + "\n" for record in bad)
         for record in bad:
             log.warning("bad record %s[%d]@%d: %s (dead-lettered to %s)", record.topic,
                         record.partition, record.offset, record.reason, self.opts.dead_letter)
+
+
+def _changes(meta: list[object]) -> int:
+    """Keys the MERGE applies: the last change per key of every range."""
+    return sum(m.upserts + m.deletes for m in meta if isinstance(m, RangeStats))
 
 
 _stop = False

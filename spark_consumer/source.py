@@ -1,10 +1,14 @@
-"""The MERGE source of one table, built in the executors: read, decode, conform, checkpoint.
+"""The MERGE source of one table, built in the executors: read, decode, conform.
 
 A `mapInArrow` task per offset range yields the range's last change per key as Arrow batches
 of exactly the table's columns (absent columns null, narrower types widened), so the changes
 never travel to the driver and back. What the driver needs besides (shapes, counts, bad
-records) comes back through an accumulator. A range whose shapes do not fit the table yields
-no rows: the driver evolves the table and reads the batch again.
+records) comes back through an accumulator, once per range however often a task ran.
+
+Two ways to use it. `direct_source` is read by the MERGE itself, in one pass: its tasks fail
+the MERGE (nothing is committed) when a range does not fit the table or holds a bad record.
+`read_source` is read and checkpointed before the MERGE: a range that does not fit yields no
+rows, the driver evolves the table (or dead-letters the bad records) and reads it again.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pyspark.sql.udf import UserDefinedFunction
 from spark_consumer.arrowtypes import arrow_type
 from spark_consumer.columnar import OP_COLUMN
 from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import Change, Shape
+from spark_consumer.decode import BadRecord, Change, Shape
 from spark_consumer.evolution import TypeChangeError, promoted_type
 from spark_consumer.planner import OffsetRange
 from spark_consumer.reader import Part, decode_range, read_range
@@ -101,25 +105,53 @@ def fits(columns: list[ColumnSpec], shapes: Iterable[Shape]) -> bool:
     return True
 
 
-class _Concat(AccumulatorParam[list[object]]):
-    """Tasks' side results (shapes, counts, bad records), concatenated on the driver."""
+RangeMeta = list[tuple[int, list[object]]]
+Side = Accumulator[RangeMeta]
 
-    def zero(self, value: list[object]) -> list[object]:
+
+class _Concat(AccumulatorParam[RangeMeta]):
+    """Tasks' side results (range number; shapes, counts, bad records), concatenated."""
+
+    def zero(self, value: RangeMeta) -> RangeMeta:
         return []
 
-    def addInPlace(self, value1: list[object], value2: list[object]) -> list[object]:
+    def addInPlace(self, value1: RangeMeta, value2: RangeMeta) -> RangeMeta:
         value1.extend(value2)
         return value1
 
 
-def side_results(spark: SparkSession) -> Accumulator[list[object]]:
+def side_results(spark: SparkSession) -> Side:
     """The accumulator `read_source` reports through (one per table; reset at each read)."""
     return spark.sparkContext.accumulator([], _Concat())
 
 
+MISFIT = "GtidmarkRangeMisfit"
+
+
+class RangeMisfit(RuntimeError):
+    """Raised in a task of a direct source: its range needs the read-first path."""
+
+
+def misfit(exc: BaseException) -> bool:
+    """Whether a failed MERGE failed because a task of its direct source raised `RangeMisfit`
+    (Spark passes a task's Python error on as text)."""
+    return MISFIT in str(exc)
+
+
+def side_meta(side: Side, count: int) -> list[object]:
+    """The tasks' side results of ranges 0..count-1, each range's once (a task run again
+    reports again); an unread range is an error."""
+    by_range: dict[int, list[object]] = {}
+    for number, meta in side.value:
+        by_range.setdefault(number, meta)
+    if len(by_range) != count:
+        raise RuntimeError(f"{count - len(by_range)} of {count} ranges were not read")
+    return [m for number in range(count) for m in by_range[number]]
+
+
 def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
           ranges: list[OffsetRange], columns: list[ColumnSpec] | None,
-          side: Accumulator[list[object]]) -> Any:
+          side: Side, direct: bool) -> Any:
     """The function for `mapInArrow` over the range numbers (one per partition)."""
 
     def run(numbers: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -133,15 +165,22 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                         parts.append(item)
                     else:
                         meta.append(item)
-                side.add(meta)
-                if columns is not None and fits(columns, (m for m in meta
-                                                          if isinstance(m, Shape))):
-                    yield from source_batches(parts, columns)
+                fitting = columns is not None and fits(columns, (m for m in meta
+                                                                 if isinstance(m, Shape)))
+                if direct and (not fitting or any(isinstance(m, BadRecord) for m in meta)):
+                    raise RangeMisfit(
+                        f"{MISFIT}: {rng.topic}[{rng.partition}] offsets {rng.start}-"
+                        f"{rng.end - 1} hold a new column, a wider type or a bad record; the "
+                        "one-pass MERGE stops (nothing committed) and the job reads the batch "
+                        "first: expected, not a failure")
+                side.add([(number, meta)])
+                if fitting:
+                    yield from source_batches(parts, columns or [])
 
     return run
 
 
-def read_source(spark: SparkSession, side: Accumulator[list[object]], conf: dict[str, str],
+def read_source(spark: SparkSession, side: Side, conf: dict[str, str],
                 known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
                 columns: list[ColumnSpec] | None) -> tuple[DataFrame, list[object]]:
     """The checkpointed source of `ranges` for a table with `columns` (None: no table yet),
@@ -150,11 +189,29 @@ def read_source(spark: SparkSession, side: Accumulator[list[object]], conf: dict
     Checkpointed, not cached: MERGE scans its source more than once, and the reading (and
     the side results it counts) must happen exactly once, which an evicted cache would redo.
     """
+    frame = _source(spark, side, conf, known, ranges, columns, direct=False)
+    return frame.localCheckpoint(), side_meta(side, len(ranges))
+
+
+def direct_source(spark: SparkSession, side: Side, conf: dict[str, str],
+                  known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
+                  columns: list[ColumnSpec]) -> DataFrame:
+    """The source of `ranges` read by the MERGE itself (measured: the reading then overlaps
+    the MERGE's scan of the table, ~0.9 s of 2.8 s saved on 100k changes into 1M rows).
+
+    A range that does not fit `columns` or holds a bad record fails its task, and so the
+    MERGE, before anything is committed (`misfit` tells that failure apart). Side results:
+    `side_meta` once the MERGE is done."""
+    return _source(spark, side, conf, known, ranges, columns, direct=True)
+
+
+def _source(spark: SparkSession, side: Side, conf: dict[str, str],
+            known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
+            columns: list[ColumnSpec] | None, direct: bool) -> DataFrame:
     side.value = []
     schema = from_arrow_schema(source_schema(columns or []))
     numbers = spark.range(0, len(ranges), 1, len(ranges))
-    frame = _map_in_arrow(numbers, _task(conf, known, ranges, columns, side), schema)
-    return frame.localCheckpoint(), list(side.value)
+    return _map_in_arrow(numbers, _task(conf, known, ranges, columns, side, direct), schema)
 
 
 def _map_in_arrow(frame: DataFrame, func: Any, schema: StructType) -> DataFrame:

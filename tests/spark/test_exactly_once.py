@@ -70,7 +70,7 @@ def test_killed_mid_batch_and_rerun_gives_the_same_table_and_offsets(
     merges, log = 0, []
     for line in killed.stderr:
         log.append(line)
-        if "MERGE of" in line:
+        if "MERGE started" in line:
             merges += 1
             if merges == 2:  # the second batch's MERGE is running: kill the whole job
                 time.sleep(random.uniform(0.0, 2.0))
