@@ -2,7 +2,10 @@
 
 Prints the raw limit (one MERGE from an in-memory DataFrame) and the job's rate for the same
 changes read from Kafka as Debezium JSON-with-schemas (read + decode + reduce + MERGE), and
-their ratio. Both run once at a tenth of the size first, so neither is timed on a cold JVM.
+their ratio. Both run once untimed first (the JVM's compiled code and the Python workers
+warm: MERGE alone is ~40% slower on the first run), then in alternating order for --rounds
+rounds, each on fresh tables: one pair of runs varies by +-15% on a 2-core VM, so the
+medians are what to quote.
 Starts its own local broker and warehouse in a temporary directory.
 """
 
@@ -13,6 +16,7 @@ import dataclasses
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -99,44 +103,55 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=TABLE_ROWS, help="rows in the table")
     parser.add_argument("--changes", type=int, default=CHANGES, help="changes to apply")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timed rounds, each MERGE alone and the job on fresh tables")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory(prefix="gm-bench-") as tmp:
         broker = Broker(Path(tmp))
         broker.start()
         try:
-            topic, warm_topic = "bench.bench.job", "bench.bench.warmjob"
-            for name in (topic, warm_topic):
+            topics = [f"bench.bench.job{n}" for n in range(args.rounds + 1)]
+            for name in topics:
                 create_topic(broker.bootstrap, name, 2)
             ops = changes(1, args.rows, args.changes)
-            warm_ops = changes(2, args.rows // 10, args.changes // 10)
-            produce_changes(broker.bootstrap, topic, ops)
-            produce_changes(broker.bootstrap, warm_topic, warm_ops)
-            opts = JobOptions(bootstrap_servers=broker.bootstrap, topics=[topic],
+            for name in topics:
+                produce_changes(broker.bootstrap, name, ops)
+            opts = JobOptions(bootstrap_servers=broker.bootstrap, topics=topics[:1],
                               topic_pattern=None, warehouse=str(Path(tmp) / "wh"), once=True,
                               max_offsets_per_batch=None,
                               dead_letter=str(Path(tmp) / "dl.jsonl"))
             spark = build_session(opts)
-            for name in ("warm", "warmjob"):
-                fill(spark, name, args.rows // 10)
-            raw_merge(spark, warm_ops, "warm")
-            job_batch(spark, dataclasses.replace(opts, topics=[warm_topic]))
-            fill(spark, "raw", args.rows)
-            fill(spark, "job", args.rows)
-            raw = raw_merge(spark, ops)
-            took, result = job_batch(spark, opts)
-            assert result.records == args.changes and result.bad == 0, result.line(1)
-            count = spark.table("gtidmark.bench.job").count()
-            assert count == spark.table("gtidmark.bench.raw").count(), count
+            raws, tooks = [], []
+            for n, topic in enumerate(topics):  # round 0 warms the JVM and the workers
+                fill(spark, f"raw{n}", args.rows)
+                fill(spark, f"job{n}", args.rows)
+                job_first = n % 2 == 1
+                if job_first:
+                    took, result = job_batch(spark, dataclasses.replace(opts, topics=[topic]))
+                raw = raw_merge(spark, ops, f"raw{n}")
+                if not job_first:
+                    took, result = job_batch(spark, dataclasses.replace(opts, topics=[topic]))
+                assert result.records == args.changes and result.bad == 0, result.line(1)
+                count = spark.table(f"gtidmark.bench.job{n}").count()
+                assert count == spark.table(f"gtidmark.bench.raw{n}").count(), count
+                if n:
+                    raws.append(raw)
+                    tooks.append(took)
             spark.stop()
         finally:
             broker.stop()
     print(f"spark merge, {args.changes} changes into {args.rows} rows "
-          "(merge-on-read, local[2]):")
-    print(f"  raw MERGE from a DataFrame: {args.changes / raw:,.0f} rows/s ({raw:.1f}s)")
-    print(f"  spark-apply batch (Kafka read + decode + MERGE): {args.changes / took:,.0f} rows/s "
-          f"({took:.1f}s)")
-    print(f"  ratio job/raw: {raw / took:.2f}")
+          f"(merge-on-read, local[2]), {args.rounds} rounds:")
+    for n, (raw, took) in enumerate(zip(raws, tooks, strict=True)):
+        print(f"  round {n + 1}: MERGE alone {raw:.2f}s, job {took:.2f}s, "
+              f"ratio {raw / took:.2f}")
+    raw, took = statistics.median(raws), statistics.median(tooks)
+    print(f"  raw MERGE from a DataFrame (median): {args.changes / raw:,.0f} rows/s "
+          f"({raw:.2f}s)")
+    print(f"  spark-apply batch (Kafka read + decode + MERGE, median): "
+          f"{args.changes / took:,.0f} rows/s ({took:.2f}s)")
+    print(f"  ratio job/raw (medians): {raw / took:.2f}")
     return 0
 
 
