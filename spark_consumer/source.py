@@ -196,8 +196,9 @@ def read_source(spark: SparkSession, side: Side, conf: dict[str, str],
 def direct_source(spark: SparkSession, side: Side, conf: dict[str, str],
                   known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
                   columns: list[ColumnSpec]) -> DataFrame:
-    """The source of `ranges` read by the MERGE itself (measured: the reading then overlaps
-    the MERGE's scan of the table, ~0.9 s of 2.8 s saved on 100k changes into 1M rows).
+    """The source of `ranges` read by the MERGE itself: one Spark job fewer per table and
+    batch, and the reading overlaps the MERGE's scan of the table (measured, warm, 100k
+    changes into 1M rows: job 1.65 -> 1.50 s, medians of interleaved runs).
 
     A range that does not fit `columns` or holds a bad record fails its task, and so the
     MERGE, before anything is committed (`misfit` tells that failure apart). Side results:
