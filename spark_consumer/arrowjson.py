@@ -19,10 +19,16 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from spark_consumer.arrowtypes import Unsupported, column
-from spark_consumer.columnar import OP_COLUMN, Decoded, Fallback, RawRecord
+from spark_consumer.columnar import (
+    OP_COLUMN,
+    ColumnarDecoder,
+    Decoded,
+    Fallback,
+    RawRecord,
+)
 from spark_consumer.dbztypes import PLAIN, ColumnSpec, SchemaError, specs_from_struct_schema
-from spark_consumer.decode import OPS, Shape
-from spark_consumer.envelope import Envelopes, NotEnvelope
+from spark_consumer.decode import OPS, Shape, field_schema
+from spark_consumer.envelope import Envelopes
 
 # The JSON type Arrow reads a column's values as, by conversion or (PLAIN) Spark type; the
 # column's own conversion (`arrowtypes.column`) then makes them what the row path makes them.
@@ -59,13 +65,6 @@ def _specs(schema: dict[str, Any] | None) -> tuple[ColumnSpec, ...]:
 
 def _struct(specs: tuple[ColumnSpec, ...]) -> pa.DataType:
     return pa.struct([(s.name, _json_type(s)) for s in specs])
-
-
-def _image_schema(schema: dict[str, Any], name: str) -> dict[str, Any] | None:
-    for item in schema.get("fields") or []:
-        if isinstance(item, dict) and item.get("field") == name:
-            return item
-    return None
 
 
 def _read(lines: list[bytes], schema: pa.Schema) -> pa.Table:
@@ -118,18 +117,11 @@ class _Group:
     lines: list[bytes] = field(default_factory=list)
 
 
-class ArrowRangeDecoder:
+class ArrowRangeDecoder(ColumnarDecoder):
     """Decodes the records of one topic partition range (one Spark task), like `RangeDecoder`."""
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
-
-    def decode(self, records: Iterable[RawRecord]) -> Decoded:
-        """Every record converted (so any bad one falls back), the last one per key kept."""
-        try:
-            return self._decode(records)
-        except NotEnvelope as exc:
-            raise Fallback(str(exc)) from None
 
     def _decode(self, records: Iterable[RawRecord]) -> Decoded:
         values, keys = Envelopes(), Envelopes()
@@ -211,7 +203,7 @@ class ArrowRangeDecoder:
     def _images(self, group: _Group, key_names: tuple[str, ...],
                 shapes: dict[Shape, None]) -> tuple[pa.Table, pa.Array]:
         """The group's images (`before` of deletes, `after` of the rest) with their ops."""
-        specs = {name: _specs(_image_schema(group.schema, name)) for name in ("before", "after")}
+        specs = {name: _specs(field_schema(group.schema, name)) for name in ("before", "after")}
         read = _read(group.lines, pa.schema([
             ("op", pa.string()), ("before", _struct(specs["before"])),
             ("after", _struct(specs["after"]))]))

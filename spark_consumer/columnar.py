@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from spark_consumer.arrowtypes import Unsupported, column
 from spark_consumer.dbztypes import ColumnSpec, SchemaError, specs_from_struct_schema
-from spark_consumer.decode import OPS, Shape
+from spark_consumer.decode import OPS, Shape, field_schema
 from spark_consumer.envelope import Envelopes, NotEnvelope
 
 OP_COLUMN = "__gtidmark_op"
@@ -48,15 +48,22 @@ class Decoded:
     deletes: int
 
 
-def _field_schema(schema: dict[str, Any], name: str) -> dict[str, Any] | None:
-    for item in schema.get("fields") or []:
-        if isinstance(item, dict) and item.get("field") == name:
-            return item
-    return None
+class ColumnarDecoder:
+    """A decoder of whole ranges: a record that is no change envelope makes it fall back."""
+
+    def decode(self, records: Iterable[RawRecord]) -> Decoded:
+        """Every record converted (so any bad one falls back), the last one per key kept."""
+        try:
+            return self._decode(records)
+        except NotEnvelope as exc:
+            raise Fallback(str(exc)) from None
+
+    def _decode(self, records: Iterable[RawRecord]) -> Decoded:
+        raise NotImplementedError
 
 
-class RangeDecoder:
-    """Decodes the records of one topic partition range (one Spark task)."""
+class RangeDecoder(ColumnarDecoder):
+    """Decodes the records of one topic partition range (one Spark task) with orjson."""
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
@@ -72,7 +79,7 @@ class RangeDecoder:
         """The group of the records whose `name` image has the schema in `schema`."""
         found = self._images.get((learnt, name)) if learnt >= 0 else None
         if found is None:
-            image_schema = _field_schema(schema, name)
+            image_schema = field_schema(schema, name)
             if image_schema is None:
                 raise Fallback("an image without a schema")
             ident = orjson.dumps(image_schema)
@@ -116,13 +123,6 @@ class RangeDecoder:
         ident, group = self._image(schema, learnt, image_name)
         self._note_shape(ident, group, key_columns)
         return group, self._key_group(key_schema, key_learnt)
-
-    def decode(self, records: Iterable[RawRecord]) -> Decoded:
-        """Every record converted (so any bad one falls back), the last one per key kept."""
-        try:
-            return self._decode(records)
-        except NotEnvelope as exc:
-            raise Fallback(str(exc)) from None
 
     def _decode(self, records: Iterable[RawRecord]) -> Decoded:
         latest: dict[bytes, int] = {}

@@ -85,7 +85,8 @@ def _split(raw: bytes, what: str) -> tuple[Any, dict[str, Any] | None]:
     return obj, None
 
 
-def _field_schema(schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+def field_schema(schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    """The schema of struct field `name` (an envelope's `before`/`after`), None if absent."""
     if not schema:
         return None
     for field in schema.get("fields") or []:
@@ -167,7 +168,7 @@ class Decoder:
         image = payload.get(image_name)
         if op != "d" and not isinstance(image, dict):
             raise DecodeError(f"op {op!r} without an 'after' object")
-        image_schema = _field_schema(schema, image_name)
+        image_schema = field_schema(schema, image_name)
         key_row, _ = self._convert(topic, key_payload, key_schema)
         if isinstance(image, dict):
             row, specs = self._convert(topic, image, image_schema)
