@@ -10,6 +10,7 @@ it raises `Fallback` and the orjson path decides.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,8 +41,11 @@ _JSON_BY_CONVERSION = {"date_days": pa.int64(), "ts_millis": pa.int64(),
 # Read as they are: Arrow's JSON reader already gives what `column` would.
 _AS_READ = frozenset({"bigint", "double", "boolean", "string"})
 _INT32 = (-(1 << 31), (1 << 31) - 1)
-# Tokens Arrow's reader takes and orjson refuses (the row path dead-letters their records).
-_NOT_JSON = (b"NaN", b"Infinity")
+# Bare tokens Arrow's reader takes as numbers (NaN, Inf, -Inf, Infinity) and orjson or the row
+# path's `json` refuse or read otherwise; in the text at all, they are checked in value place.
+_NOT_JSON_TOKENS = (b"NaN", b"Inf")
+_NOT_JSON = re.compile(rb"[:\[,-][ \t]*(?:NaN|Inf)")
+_SEQ = "__gtidmark_seq"
 
 
 def _json_type(spec: ColumnSpec) -> pa.DataType:
@@ -67,13 +71,19 @@ def _struct(specs: tuple[ColumnSpec, ...]) -> pa.DataType:
     return pa.struct([(s.name, _json_type(s)) for s in specs])
 
 
-def _read(lines: list[bytes], schema: pa.Schema) -> pa.Table:
-    """One row per line, typed by `schema`, or Fallback."""
+def _read(lines: list[bytes], schema: pa.Schema, extra_fields: str = "ignore") -> pa.Table:
+    """One row per line, typed by `schema`, or Fallback.
+
+    Every line starts with `{`, so each gives at least one row, and the reader must give as
+    many rows as there are lines: a record holding two objects, or none, cannot shift rows
+    onto other records."""
     text = b"\n".join(lines)
-    if text.count(b"\n") != len(lines) - 1 or b"\r" in text:
-        raise Fallback("a line break in a record's JSON")
-    if any(token in text for token in _NOT_JSON):
-        raise Fallback("NaN or Infinity in the range's JSON")
+    if text.count(b"\n") != len(lines) - 1 or b"\r" in text or b"\x00" in text:
+        raise Fallback("a line break or NUL in a record's JSON")
+    if not text.startswith(b"{") or text.count(b"\n{") != len(lines) - 1:
+        raise Fallback("a record whose payload is not one JSON object")
+    if any(token in text for token in _NOT_JSON_TOKENS) and _NOT_JSON.search(text):
+        raise Fallback("NaN or Inf in the range's JSON")
     try:
         text.decode()  # Arrow's reader keeps bytes that are not UTF-8 in its strings
     except UnicodeDecodeError:
@@ -83,7 +93,7 @@ def _read(lines: list[bytes], schema: pa.Schema) -> pa.Table:
             pa.py_buffer(text),
             read_options=pj.ReadOptions(use_threads=False, block_size=len(text) + 1),
             parse_options=pj.ParseOptions(explicit_schema=schema,
-                                          unexpected_field_behavior="ignore"))
+                                          unexpected_field_behavior=extra_fields))
     except pa.ArrowException as exc:
         raise Fallback(f"Arrow's JSON reader: {str(exc)[:200]}") from None
     if table.num_rows != len(lines):
@@ -129,13 +139,16 @@ class ArrowRangeDecoder(ColumnarDecoder):
         key_lines: list[bytes] = []
         count = tombstones = 0
         # The schema texts of the record before, tried first: a range rarely changes them.
-        value_prefix, key_prefix, group = b"\x00", b"\x00", _Group({})
+        value_prefix: bytes | None = None
+        key_prefix: bytes | None = None
+        group = _Group({})
         for _, _, _, key, value in records:
             count += 1
             if value is None:
                 tombstones += 1
                 continue
-            if value.startswith(value_prefix) and value.endswith(b"}"):
+            if value_prefix is not None and value.startswith(value_prefix) \
+                    and value.endswith(b"}"):
                 payload = value[len(value_prefix):-1]
             else:
                 payload, schema, index = values.payload_text(value)
@@ -146,7 +159,7 @@ class ArrowRangeDecoder(ColumnarDecoder):
                 continue
             if key is None:
                 raise Fallback("a change without a key")
-            if key.startswith(key_prefix) and key.endswith(b"}"):
+            if key_prefix is not None and key.startswith(key_prefix) and key.endswith(b"}"):
                 key_payload = key[len(key_prefix):-1]
             else:
                 key_payload, _, key_index = keys.payload_text(key)
@@ -164,14 +177,14 @@ class ArrowRangeDecoder(ColumnarDecoder):
     def _tables(self, groups: list[_Group], key_schema: dict[str, Any], key_lines: list[bytes],
                 count: int, tombstones: int) -> Decoded:
         key_specs = _specs(key_schema)
-        if not key_specs:
+        if not key_specs or _SEQ in {s.name for s in key_specs}:
             raise Fallback("key is not a JSON object of columns")
-        key_read = _read(key_lines, pa.schema([(s.name, _json_type(s)) for s in key_specs]))
-        no_key = pc.is_null(key_read.column(0))
-        for name in key_read.column_names[1:]:
-            no_key = pc.and_(no_key, pc.is_null(key_read.column(name)))
-        if pc.any(no_key).as_py():
-            raise Fallback("a key without any of its columns")
+        # Keys are compared by their columns: a key with more fields, or fewer, falls back.
+        key_read = _read(key_lines, pa.schema([(s.name, _json_type(s)) for s in key_specs]),
+                         extra_fields="error")
+        if any(column.null_count for column in key_read.columns):
+            raise Fallback("a key without one of its columns")
+        groups = [g for g in groups if g.seqs]  # a schema text seen only in tombstones
         images: list[tuple[_Group, pa.Table, pa.Array]] = []
         shapes: dict[Shape, None] = {}
         key_names = tuple(s.name for s in key_specs)
@@ -183,8 +196,8 @@ class ArrowRangeDecoder(ColumnarDecoder):
         ops = pa.concat_arrays([g_ops for _, _, g_ops in images]).take(order)
         seqs = pa.array(range(len(key_lines)), pa.int64())
         # The last change per key: the highest sequence number in each group of equal keys.
-        last = key_read.append_column("__seq", seqs).group_by(list(key_names), use_threads=False) \
-            .aggregate([("__seq", "max")]).column("__seq_max").combine_chunks()
+        last = key_read.append_column(_SEQ, seqs).group_by(list(key_names), use_threads=False) \
+            .aggregate([(_SEQ, "max")]).column(f"{_SEQ}_max").combine_chunks()
         is_delete = pc.equal(ops, "d")
         deleted = pc.and_(pc.is_in(seqs, last), is_delete)
         key_columns = [_convert(s, key_read.column(s.name)) for s in key_specs]

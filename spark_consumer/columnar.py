@@ -49,14 +49,15 @@ class Decoded:
 
 
 class ColumnarDecoder:
-    """A decoder of whole ranges: a record that is no change envelope makes it fall back."""
+    """A decoder of whole ranges: a record that is no change envelope, or anything else it
+    did not foresee, makes it fall back, and the row decoder (the reference) decides."""
 
     def decode(self, records: Iterable[RawRecord]) -> Decoded:
         """Every record converted (so any bad one falls back), the last one per key kept."""
         try:
             return self._decode(records)
-        except NotEnvelope as exc:
-            raise Fallback(str(exc)) from None
+        except (NotEnvelope, pa.ArrowException, LookupError, ValueError, TypeError) as exc:
+            raise Fallback(f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
     def _decode(self, records: Iterable[RawRecord]) -> Decoded:
         raise NotImplementedError

@@ -106,6 +106,8 @@ HOSTILE = {
     "invalid UTF-8": lambda v: v.replace(b'"s":"v', b'"s":"\xff', 1),
     "not an object": lambda v: v[:v.index(b'"payload":') + 10] + b"5}",
     "unknown op": lambda v: v.replace(b'"op":"', b'"op":"x', 1),
+    "Inf in a field the table lacks": lambda v: v.replace(b'"n":', b'"m":Inf,"n":', 1),
+    "NUL": lambda v: v.replace(b'"s":"v', b'"s":"\x00v', 1),
 }
 
 
@@ -134,3 +136,83 @@ def test_a_struct_column_is_decoded_columnar_by_orjson() -> None:
     rng = OffsetRange(encode.topic, 0, 0, 1)
     (part,) = [p for p in decode_range(iter(raw), rng, {}) if isinstance(p, Part)]
     assert part.columnar and part.rows == table
+
+
+def payload_replaced(raw: bytes, payload: bytes) -> bytes:
+    return raw[:raw.index(b'"payload":') + 10] + payload + b"}"
+
+
+def test_an_empty_payload_beside_two_objects_cannot_shift_rows_onto_other_records() -> None:
+    raw = records([(1, "c", True), (2, "u", True), (3, "u", True), (4, "c", True)])
+    second = b'{"before":null,"after":{"id":3,"n":5,"s":"shifted"},"op":"u"}}'
+    for at, damage in ((1, lambda v: payload_replaced(v, b"")), (2, lambda v: v[:-1] + second)):
+        topic, partition, offset, key, value = raw[at]
+        raw[at] = (topic, partition, offset, key, damage(value))
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(raw[0][0]).decode(raw)
+    rng = OffsetRange(raw[0][0], 0, 0, len(raw))
+    assert summary(list(decode_range(iter(raw), rng, {}))) == \
+        summary(list(decode_rows(raw, rng, {})))
+
+
+KEY_DAMAGE = {
+    "null": lambda k: payload_replaced(k, b"null"),
+    "a field more": lambda k: k.replace(b'"payload":{', b'"payload":{"x":1,', 1),
+    "a field less": lambda k: payload_replaced(k, b"{}"),
+    "two objects": lambda k: k[:-1] + b'{"id":3}}',
+}
+
+
+@pytest.mark.parametrize("damage", sorted(KEY_DAMAGE))
+def test_a_key_arrow_would_read_otherwise_goes_to_the_paths_that_decide(damage: str) -> None:
+    raw = records([(1, "c", True), (2, "u", True), (1, "u", True)])
+    topic, partition, offset, key, value = raw[1]
+    raw[1] = (topic, partition, offset, KEY_DAMAGE[damage](key), value)
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(topic).decode(raw)
+    rng = OffsetRange(topic, 0, 0, len(raw))
+    assert summary(list(decode_range(iter(raw), rng, {}))) == \
+        summary(list(decode_rows(raw, rng, {})))
+
+
+def framed(raw: bytes | None) -> bytes | None:
+    """A record as Confluent's Schema Registry converters frame it: magic 0, schema id."""
+    return None if raw is None else b"\x00" + struct.pack(">I", 7) + raw
+
+
+@pytest.mark.parametrize("which", ["values", "keys", "both", "the first value"])
+def test_records_framed_for_a_schema_registry_go_to_the_paths_that_decide(which: str) -> None:
+    raw = [(t, p, o, framed(k) if which in ("keys", "both") else k,
+            framed(v) if which in ("values", "both") or (which == "the first value" and o == 0)
+            else v)
+           for t, p, o, k, v in records([(1, "c", True), (2, "u", True), (1, "u", True)])]
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(raw[0][0]).decode(raw)
+    rng = OffsetRange(raw[0][0], 0, 0, len(raw))
+    assert summary(list(decode_range(iter(raw), rng, {}))) == \
+        summary(list(decode_rows(raw, rng, {})))
+
+
+FLOATS = TableSchema("app", "t", (Column("id", "int", nullable=False), Column("f", "double")),
+                     ("id",))
+
+
+@pytest.mark.parametrize("token", [b"NaN", b"Inf", b"-Inf", b"Infinity", b"-Infinity"])
+def test_a_bare_non_finite_number_goes_to_the_paths_that_decide(token: bytes) -> None:
+    encode = Changes(FLOATS, "x")
+    raw = [(encode.topic, 0, n, *encode.upsert("c", {"id": n, "f": 1.5})) for n in range(3)]
+    topic, partition, offset, key, value = raw[1]
+    raw[1] = (topic, partition, offset, key, value.replace(b'"f":1.5', b'"f":' + token))
+    assert raw[1][4] != value
+    with pytest.raises(Fallback):
+        ArrowRangeDecoder(topic).decode(raw)
+    rng = OffsetRange(topic, 0, 0, len(raw))
+    table = [ColumnSpec("id", "int"), ColumnSpec("f", "double")]
+
+    def shown(items: list[Item]) -> tuple[str, list[Any]]:
+        parts = [i for i in items if isinstance(i, Part)]
+        rows = [r for b in source_batches(parts, table) for r in b.to_pylist()]
+        return (repr(sorted(rows, key=lambda r: r["id"])),
+                [(b.offset, b.reason) for b in items if isinstance(b, BadRecord)])
+
+    assert shown(list(decode_range(iter(raw), rng, {}))) == shown(list(decode_rows(raw, rng, {})))
