@@ -53,11 +53,11 @@ from spark_consumer.resume import (
 )
 from spark_consumer.source import (
     Side,
+    SourceRead,
     direct_source,
     fits,
     misfit,
     read_source,
-    side_meta,
     side_results,
 )
 from spark_consumer.tables import (
@@ -189,10 +189,10 @@ class Job:
         read first, evolve or dead-letter, and MERGE what was read."""
         view = f"gtidmark_src_{self.batches}_{number}"
         if state is not None:
-            source = direct_source(self.spark, self.sides[ref], self.kafka,
+            direct = direct_source(self.spark, self.sides[ref], self.kafka,
                                    self._known(rngs, state), rngs, state.columns)
             try:
-                return self._apply(ref, rngs, state, source, view, None)
+                return self._apply(ref, rngs, state, direct.frame, view, direct)
             except Exception as exc:
                 if not misfit(exc):
                     raise
@@ -231,12 +231,12 @@ class Job:
         return state, source, meta
 
     def _apply(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
-               source: DataFrame, view: str, meta: list[object] | None
+               source: DataFrame, view: str, meta: list[object] | SourceRead
                ) -> tuple[list[RangeStats], int, dict[str, int]]:
         """MERGE `source` with the batch's offsets in the commit (dead letters written
-        first). `meta` None: a direct source, whose side results come after the MERGE."""
+        first). A direct source's side results (`SourceRead`) come after the MERGE."""
         bad: list[BadRecord] = []
-        if meta is not None:
+        if isinstance(meta, list):
             bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                          key=lambda b: (b.topic, b.partition, b.offset))
             self._dead_letter(bad)
@@ -247,7 +247,8 @@ class Job:
         if state is None:
             # Nothing to create the table from (deletes only, or every record bad): the
             # job moves on; without a table to commit to, a restart reads them again.
-            stats = [m for m in meta or [] if isinstance(m, RangeStats)]
+            stats = [m for m in meta if isinstance(m, RangeStats)] \
+                if isinstance(meta, list) else []
             log.warning("table %s does not exist and the batch has no change to create it "
                         "from; %d records of %s skipped", ref, sum(s.records for s in stats),
                         ", ".join(sorted(topics)))
@@ -257,12 +258,12 @@ class Job:
         ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
         props = {OFFSETS_PROPERTY: encode_offsets(offsets),
                  TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
-        if meta is None or _changes(meta):
+        if not isinstance(meta, list) or _changes(meta):
             log.info("table %s: MERGE started", ref)
             with commit_properties(self.spark, props):
                 merge_changes(self.spark, state, source, view)
-        if meta is None:
-            meta = side_meta(self.sides[ref], len(rngs))
+        if not isinstance(meta, list):
+            meta = meta.meta()
         if committed_summary(self.spark, str(ref)) != props:
             commit_offsets_only(self.spark, str(ref), props)
         self.offsets[ref] = offsets
@@ -338,6 +339,12 @@ def main(argv: list[str]) -> int:
         opts = parse_options(list(argv))
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if os.environ.get("PYSPARK_PIN_THREAD", "true").lower() != "true":
+        # The offsets ride in the MERGE's commit through a per-JVM-thread setting.
+        print("error: PYSPARK_PIN_THREAD=false: the job needs each Python thread pinned to "
+              "one JVM thread (PySpark's default) to commit offsets with its MERGE; unset it",
+              file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=opts.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -12,9 +12,9 @@ from pyspark.sql import SparkSession
 
 import spark_consumer.job as job_module
 from connector.schema import Column, TableSchema
-from spark_consumer.offsets import table_offsets
+from spark_consumer.offsets import OFFSETS_PROPERTY, table_offsets
 from spark_consumer.reader import RangeStats
-from spark_consumer.source import side_meta, side_results
+from spark_consumer.source import SourceRead, side_results
 from tests.kafka_tools import create_topic, produce
 from tests.services import Broker
 from tests.spark.events import Changes
@@ -27,8 +27,11 @@ ITEMS = TableSchema("shop", "items", (Column("id", "int", nullable=False),
 WIDER = TableSchema("shop", "items", (*ITEMS.columns, Column("w", "int")), ("id",))
 
 
-def snapshots(spark: SparkSession, table: str) -> int:
-    return int(spark.sql(f"SELECT count(*) FROM {table}.snapshots").collect()[0][0])
+def snapshots(spark: SparkSession, table: str) -> list[tuple[str, dict[str, str]]]:
+    """(operation, summary) of the table's snapshots, oldest first."""
+    rows = spark.sql(f"SELECT operation, summary FROM {table}.snapshots "
+                     "ORDER BY committed_at").collect()
+    return [(r["operation"], dict(r["summary"])) for r in rows]
 
 
 def first_batch(spark: SparkSession, broker: Broker, changes: Changes, namespace: str,
@@ -51,11 +54,15 @@ def test_a_batch_that_fits_the_table_never_takes_the_read_first_path(
     def refused(*args: Any) -> Any:
         raise AssertionError("the read-first path was taken")
 
+    table = f"gtidmark.{unique_name}.items"
+    before = snapshots(spark, table)
     monkeypatch.setattr(job_module, "read_source", refused)
     ranges, ends = job.plan(None)
     result = job.run_batch(ranges, ends)
 
-    table = f"gtidmark.{unique_name}.items"
+    after = snapshots(spark, table)
+    assert after[:-1] == before  # one commit: the MERGE, its offsets in it
+    assert after[-1][0] == "overwrite" and OFFSETS_PROPERTY in after[-1][1]
     assert (result.records, result.tombstones, result.bad) == (22, 1, 0)
     assert result.keys == {table: 21}
     assert table_rows(spark, table) == ([{"id": i, "v": f"a{i}"} for i in range(1, 10)]
@@ -83,7 +90,7 @@ def test_a_new_column_and_a_bad_record_abort_the_one_pass_merge_and_the_batch_la
         result = job.run_batch(ranges, ends)
 
     assert sum("reading it first" in r.getMessage() for r in caplog.records) == 1
-    assert snapshots(spark, table) == before + 1  # the failed pass committed nothing
+    assert len(snapshots(spark, table)) == len(before) + 1  # the stopped pass: no commit
     assert (result.records, result.bad) == (12, 1)
     dead = [json.loads(x) for x in (tmp_path / "dead-letter.jsonl").read_text().splitlines()]
     assert [d["reason"].split(":")[0] for d in dead] == ["unknown op 'x'"]
@@ -95,11 +102,50 @@ def test_a_new_column_and_a_bad_record_abort_the_one_pass_merge_and_the_batch_la
                                                                      changes.topic, 2)}
 
 
-def test_side_results_count_each_range_once_and_an_unread_range_is_an_error(
+def test_a_bad_record_alone_stops_the_one_pass_merge_and_is_dead_lettered_before_the_commit(
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
+    changes = Changes(ITEMS, unique_name)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path)
+    table = f"gtidmark.{unique_name}.items"
+    before = snapshots(spark, table)
+    key, value = changes.upsert("u", {"id": 5, "v": "bad"})
+    assert value is not None
+    produce(broker.bootstrap, changes.topic,
+            [changes.upsert("u", {"id": 1, "v": "b1"}),
+             (key, value.replace(b'"op":"u"', b'"op":"x"'))])
+    committed: list[int] = []
+    dead_letter = job._dead_letter
+
+    def noted(bad: list[Any]) -> None:
+        committed.append(len(snapshots(spark, table)))  # commits before dead-lettering
+        dead_letter(bad)
+
+    job._dead_letter = noted  # type: ignore[method-assign]
+    with caplog.at_level("INFO", logger="spark_consumer"):
+        ranges, ends = job.plan(None)
+        result = job.run_batch(ranges, ends)
+
+    assert sum("reading it first" in r.getMessage() for r in caplog.records) == 1
+    assert committed == [len(before)]
+    assert len(snapshots(spark, table)) == len(before) + 1
+    assert (result.records, result.bad) == (2, 1)
+    dead = [json.loads(x) for x in (tmp_path / "dead-letter.jsonl").read_text().splitlines()]
+    assert [d["reason"].split(":")[0] for d in dead] == ["unknown op 'x'"]
+    assert table_rows(spark, table)[1] == {"id": 1, "v": "b1"}
+    assert table_offsets(spark, table) == {changes.topic: topic_ends(broker.bootstrap,
+                                                                     changes.topic, 2)}
+
+
+def test_side_results_count_each_range_once_and_only_those_of_their_own_read(
         spark: SparkSession) -> None:
     side = side_results(spark)
     stats = [RangeStats("t", p, 10, 0, 0, 10, 0) for p in range(2)]
-    side.value = [(1, [stats[1]]), (0, [stats[0]]), (1, [stats[1]])]  # range 1 ran twice
-    assert side_meta(side, 2) == stats
+    stale = RangeStats("t", 0, 99, 0, 0, 99, 0)
+    read = SourceRead(spark.range(1), side, "this", 2)
+    # range 1 ran twice; a task of an earlier read reported late
+    side.value = [("earlier", 0, [stale]), ("this", 1, [stats[1]]), ("this", 0, [stats[0]]),
+                  ("this", 1, [stats[1]])]
+    assert read.meta() == stats
     with pytest.raises(RuntimeError, match="1 of 3 ranges were not read"):
-        side_meta(side, 3)
+        SourceRead(spark.range(1), side, "this", 3).meta()

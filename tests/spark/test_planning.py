@@ -148,3 +148,12 @@ def test_a_range_feeds_the_merge_source_only_if_its_columns_fit_the_table(
     shapes = [Shape("p.db.t", (ColumnSpec("id", "int"),), ("id",)),
               Shape("p.db.t", tuple(ColumnSpec(k, v) for k, v in incoming.items()), ("id",))]
     assert fits(table, shapes) is result
+
+
+def test_unpinned_pyspark_threads_are_refused_at_start_naming_the_setting(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PYSPARK_PIN_THREAD", "false")
+    assert main(BASE) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "PYSPARK_PIN_THREAD=false" in err
+
