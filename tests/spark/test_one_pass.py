@@ -71,29 +71,42 @@ def test_a_batch_that_fits_the_table_never_takes_the_read_first_path(
                                                                      changes.topic, 2)}
 
 
-def test_a_new_column_and_a_bad_record_abort_the_one_pass_merge_and_the_batch_lands_whole(
+def bad_op(changes: Changes, id_: int) -> tuple[bytes | None, bytes]:
+    """A change whose op is unknown: a bad record."""
+    key, value = changes.upsert("u", {"id": id_, "v": "bad"})
+    assert value is not None
+    return key, value.replace(b'"op":"u"', b'"op":"x"')
+
+
+def next_batch(job: job_module.Job, caplog: pytest.LogCaptureFixture) -> tuple[Any, int]:
+    """The next batch's result, and how often it stopped a one-pass MERGE to read first."""
+    with caplog.at_level("INFO", logger="spark_consumer"):
+        ranges, ends = job.plan(None)
+        result = job.run_batch(ranges, ends)
+    return result, sum("reading it first" in r.getMessage() for r in caplog.records)
+
+
+def dead_reasons(tmp_path: Path) -> list[str]:
+    lines = (tmp_path / "dead-letter.jsonl").read_text().splitlines()
+    return [json.loads(x)["reason"].split(":")[0] for x in lines]
+
+
+def test_a_new_column_stops_the_one_pass_merge_and_the_batch_lands_whole(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
     changes, wider = Changes(ITEMS, unique_name), Changes(WIDER, unique_name)
     job = first_batch(spark, broker, changes, unique_name, tmp_path)
     table = f"gtidmark.{unique_name}.items"
     before = snapshots(spark, table)
-    key, value = changes.upsert("u", {"id": 5, "v": "bad"})
-    assert value is not None
     produce(broker.bootstrap, changes.topic,
             [changes.upsert("u", {"id": i, "v": f"b{i}"}) for i in range(10)]
-            + [wider.upsert("c", {"id": 40, "v": "new", "w": 7}),
-               (key, value.replace(b'"op":"u"', b'"op":"x"'))])
+            + [wider.upsert("c", {"id": 40, "v": "new", "w": 7})])
 
-    with caplog.at_level("INFO", logger="spark_consumer"):
-        ranges, ends = job.plan(None)
-        result = job.run_batch(ranges, ends)
+    result, stopped = next_batch(job, caplog)
 
-    assert sum("reading it first" in r.getMessage() for r in caplog.records) == 1
+    assert stopped == 1
     assert len(snapshots(spark, table)) == len(before) + 1  # the stopped pass: no commit
-    assert (result.records, result.bad) == (12, 1)
-    dead = [json.loads(x) for x in (tmp_path / "dead-letter.jsonl").read_text().splitlines()]
-    assert [d["reason"].split(":")[0] for d in dead] == ["unknown op 'x'"]
+    assert (result.records, result.bad) == (11, 0)
     assert table_rows(spark, table) == (
         [{"id": i, "v": f"b{i}", "w": None} for i in range(10)]
         + [{"id": i, "v": f"a{i}", "w": None} for i in range(10, 20)]
@@ -109,11 +122,8 @@ def test_a_bad_record_alone_stops_the_one_pass_merge_and_is_dead_lettered_before
     job = first_batch(spark, broker, changes, unique_name, tmp_path)
     table = f"gtidmark.{unique_name}.items"
     before = snapshots(spark, table)
-    key, value = changes.upsert("u", {"id": 5, "v": "bad"})
-    assert value is not None
     produce(broker.bootstrap, changes.topic,
-            [changes.upsert("u", {"id": 1, "v": "b1"}),
-             (key, value.replace(b'"op":"u"', b'"op":"x"'))])
+            [changes.upsert("u", {"id": 1, "v": "b1"}), bad_op(changes, 5)])
     committed: list[int] = []
     dead_letter = job._dead_letter
 
@@ -122,16 +132,13 @@ def test_a_bad_record_alone_stops_the_one_pass_merge_and_is_dead_lettered_before
         dead_letter(bad)
 
     job._dead_letter = noted  # type: ignore[method-assign]
-    with caplog.at_level("INFO", logger="spark_consumer"):
-        ranges, ends = job.plan(None)
-        result = job.run_batch(ranges, ends)
+    result, stopped = next_batch(job, caplog)
 
-    assert sum("reading it first" in r.getMessage() for r in caplog.records) == 1
+    assert stopped == 1
     assert committed == [len(before)]
     assert len(snapshots(spark, table)) == len(before) + 1
     assert (result.records, result.bad) == (2, 1)
-    dead = [json.loads(x) for x in (tmp_path / "dead-letter.jsonl").read_text().splitlines()]
-    assert [d["reason"].split(":")[0] for d in dead] == ["unknown op 'x'"]
+    assert dead_reasons(tmp_path) == ["unknown op 'x'"]
     assert table_rows(spark, table)[1] == {"id": 1, "v": "b1"}
     assert table_offsets(spark, table) == {changes.topic: topic_ends(broker.bootstrap,
                                                                      changes.topic, 2)}
