@@ -53,7 +53,6 @@ from spark_consumer.resume import (
 )
 from spark_consumer.source import (
     Side,
-    SourceRead,
     direct_source,
     fits,
     misfit,
@@ -174,33 +173,51 @@ class Job:
             applied = list(pool.map(lambda n, t: self._table(t[0], t[1], states[t[0]], n),
                                     range(len(tables)), tables))
         result = BatchResult()
-        for stats, bad, keys in applied:
+        for (ref, _), (meta, bad, merged) in zip(tables, applied, strict=True):
+            stats = [m for m in meta if isinstance(m, RangeStats)]
             result.records += sum(s.records for s in stats)
             result.tombstones += sum(s.tombstones for s in stats)
             result.bad += bad
-            result.keys.update(keys)
+            if merged:
+                result.keys[str(ref)] = _changes(meta)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
 
     def _table(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
-               number: int) -> tuple[list[RangeStats], int, dict[str, int]]:
+               number: int) -> tuple[list[object], int, bool]:
         """One table's part of the batch: in one pass when it fits the table as it is, else
-        read first, evolve or dead-letter, and MERGE what was read."""
+        read first, evolve or dead-letter, and MERGE what was read. Returns the tasks' side
+        results, the bad records and whether the table took the batch."""
         view = f"gtidmark_src_{self.batches}_{number}"
         if state is not None:
             direct = direct_source(self.spark, self.sides[ref], self.kafka,
                                    self._known(rngs, state), rngs, state.columns)
             try:
-                return self._apply(ref, rngs, state, direct.frame, view, direct)
+                self._commit(ref, rngs, state, direct.frame, view, merge=True)
             except Exception as exc:
                 if not misfit(exc):
                     raise
                 log.info("table %s: the batch does not fit the table as it is (new columns, "
                          "wider types or bad records); reading it first", ref)
+            else:
+                return direct.meta(), 0, True
         source, meta = self._read(ref, rngs, state)
         state, source, meta = self._fitting(ref, rngs, state, source, meta)
-        return self._apply(ref, rngs, state, source, view, meta)
+        bad = sorted((m for m in meta if isinstance(m, BadRecord)),
+                     key=lambda b: (b.topic, b.partition, b.offset))
+        self._dead_letter(bad)  # before the offsets that pass them are committed
+        if state is None:
+            # Nothing to create the table from (deletes only, or every record bad): the
+            # job moves on; without a table to commit to, a restart reads them again.
+            log.warning("table %s does not exist and the batch has no change to create it "
+                        "from; %d records of %s skipped", ref,
+                        sum(m.records for m in meta if isinstance(m, RangeStats)),
+                        ", ".join(sorted({r.topic for r in rngs})))
+            self.offsets[ref] = self._offsets_after(ref, rngs)
+            return meta, len(bad), False
+        self._commit(ref, rngs, state, source, view, merge=_changes(meta) > 0)
+        return meta, len(bad), True
 
     def _known(self, rngs: list[OffsetRange],
                state: TableState | None) -> dict[str, dict[str, ColumnSpec]]:
@@ -230,45 +247,31 @@ class Job:
             shapes = [m for m in meta if isinstance(m, Shape)]
         return state, source, meta
 
-    def _apply(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
-               source: DataFrame, view: str, meta: list[object] | SourceRead
-               ) -> tuple[list[RangeStats], int, dict[str, int]]:
-        """MERGE `source` with the batch's offsets in the commit (dead letters written
-        first). A direct source's side results (`SourceRead`) come after the MERGE."""
-        bad: list[BadRecord] = []
-        if isinstance(meta, list):
-            bad = sorted((m for m in meta if isinstance(m, BadRecord)),
-                         key=lambda b: (b.topic, b.partition, b.offset))
-            self._dead_letter(bad)
-        topics = {r.topic for r in rngs}
+    def _offsets_after(self, ref: TableRef, rngs: list[OffsetRange]) -> Offsets:
+        """The table's offsets once `rngs` are applied."""
         offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
         for rng in rngs:
             offsets.setdefault(rng.topic, {})[rng.partition] = rng.end
-        if state is None:
-            # Nothing to create the table from (deletes only, or every record bad): the
-            # job moves on; without a table to commit to, a restart reads them again.
-            stats = [m for m in meta if isinstance(m, RangeStats)] \
-                if isinstance(meta, list) else []
-            log.warning("table %s does not exist and the batch has no change to create it "
-                        "from; %d records of %s skipped", ref, sum(s.records for s in stats),
-                        ", ".join(sorted(topics)))
-            self.offsets[ref] = offsets
-            return stats, len(bad), {}
+        return offsets
+
+    def _commit(self, ref: TableRef, rngs: list[OffsetRange], state: TableState,
+                source: DataFrame, view: str, merge: bool) -> None:
+        """MERGE `source` (when `merge`) with the batch's offsets and topic ids in its commit;
+        an empty commit carries them when the MERGE made none."""
+        offsets = self._offsets_after(ref, rngs)
         ids = dict(self.topic_ids.get(ref, {}))
-        ids.update({t: self.current_ids[t] for t in topics if t in self.current_ids})
+        ids.update({r.topic: self.current_ids[r.topic] for r in rngs
+                    if r.topic in self.current_ids})
         props = {OFFSETS_PROPERTY: encode_offsets(offsets),
                  TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
-        if not isinstance(meta, list) or _changes(meta):
+        if merge:
             log.info("table %s: MERGE started", ref)
             with commit_properties(self.spark, props):
                 merge_changes(self.spark, state, source, view)
-        if not isinstance(meta, list):
-            meta = meta.meta()
         if committed_summary(self.spark, str(ref)) != props:
             commit_offsets_only(self.spark, str(ref), props)
         self.offsets[ref] = offsets
         self.topic_ids[ref] = ids
-        return [m for m in meta if isinstance(m, RangeStats)], len(bad), {str(ref): _changes(meta)}
 
     def _prepare(self, ref: TableRef, shapes: list[Shape]) -> TableState | None:
         """Create the table on first sight, add the columns new events carry."""
