@@ -167,8 +167,8 @@ class Job:
         states = {ref: self._state(ref) for ref, _ in tables}
         for ref, _ in tables:
             self.sides.setdefault(ref, side_results(self.spark))
-        # Each table is its own Spark jobs: run together, they share the cores as the tasks
-        # of one job would. Commit properties are per thread.
+        # Each table runs its own Spark jobs: run together, they share the cores as the
+        # tasks of one job would. Commit properties are per thread.
         with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
             applied = list(pool.map(lambda n, t: self._table(t[0], t[1], states[t[0]], n),
                                     range(len(tables)), tables))

@@ -201,8 +201,9 @@ def read_source(spark: SparkSession, side: Side, conf: dict[str, str],
     """The checkpointed source of `ranges` for a table with `columns` (None: no table yet),
     and the tasks' side results.
 
-    Checkpointed, not cached: MERGE scans its source more than once, and the reading (and
-    the side results it counts) must happen exactly once, which an evicted cache would redo.
+    Checkpointed, not cached: the MERGE must apply exactly what the driver acted on (the
+    shapes it evolved the table for, the bad records it dead-lettered), and an evicted cache
+    would read Kafka again.
     """
     read = _source(spark, side, conf, known, ranges, columns, direct=False)
     return read.frame.localCheckpoint(), read.meta()
