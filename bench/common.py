@@ -171,7 +171,7 @@ def decode_only(settings: dict[str, Any], server_id: int, start: str, end: Maria
                     decoded = fast_rows(frame[5])
                 rows += len(decoded if decoded is not None else frame[5].rows)
             elif kind == GTID:
-                current = MariaGtid(frame[4], frame[3], frame[5])
+                current = frame[4]
             elif kind == XID and current is not None:
                 position = position.advance(current)
                 if position.covers(end):

@@ -232,11 +232,6 @@ def _known_aliases() -> set[str]:
     return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
 
 
-def flavour_of_server(variables: dict[str, Any]) -> Literal["mysql", "mariadb"]:
-    """MariaDB has @@gtid_binlog_pos (whatever version string it reports); MySQL does not."""
-    return "mariadb" if "gtid_binlog_pos" in {k.lower() for k in variables} else "mysql"
-
-
 def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
     """Validate a Kafka Connect style document; unknown keys warn once each."""
     if not isinstance(document, dict):

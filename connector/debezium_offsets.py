@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import position_of_either
 from connector.java_keys import decode_java_key
 from connector.offsets_value import ConnectorOffsets
 from connector.snapshot.progress import TableProgress
@@ -32,16 +32,17 @@ MAX_KEY = "incremental_snapshot_maximum_key"
 CORRELATION_ID = "incremental_snapshot_correlation_id"
 
 
-def mariadb_gtids(value: Any) -> str:
-    """Debezium's `gtids` when it is a MariaDB position; "" (use file/pos) otherwise."""
+def debezium_gtids(value: Any) -> str:
+    """Debezium's `gtids` when it is a MariaDB position or a MySQL GTID set; "" (use
+    file/pos) otherwise."""
     text = str(value or "").strip()
     if not text:
         return ""
     try:
-        return str(MariaDbGtidPos.parse(text))
+        return str(position_of_either(text))
     except (ValueError, TypeError):
-        log.warning("Debezium offsets: gtids %r is not a MariaDB GTID position; resuming from "
-                    "its file/pos instead", text)
+        log.warning("Debezium offsets: gtids %r is not a GTID position; resuming from its "
+                    "file/pos instead", text)
         return ""
 
 
@@ -84,7 +85,7 @@ def snapshot_state(data: dict[str, Any]) -> SnapshotState | None:
 
 def from_debezium(data: dict[str, Any]) -> ConnectorOffsets:
     offsets = ConnectorOffsets(
-        gtids=mariadb_gtids(data.get("gtids")), file=str(data.get("file") or ""),
+        gtids=debezium_gtids(data.get("gtids")), file=str(data.get("file") or ""),
         pos=int(data.get("pos") or 0), event=int(data.get("event") or 0),
         row=int(data.get("row") or 0), server_id=int(data.get("server_id") or 0),
         ts_sec=int(data.get("ts_sec") or 0), snapshot=snapshot_state(data))

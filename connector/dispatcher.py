@@ -15,13 +15,13 @@ from typing import Any
 
 from connector.binlog.ddl import DdlChange, parse_ddl
 from connector.binlog.declared import DeclaredColumns
-from connector.binlog.reader import Transaction
 from connector.binlog.statements import dml_target
+from connector.binlog.transactions import Transaction
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, SourceInfo
 from connector.events.history import history_change, table_change
 from connector.filters import TableFilter
-from connector.gtid import MariaDbGtidPos
+from connector.gtid import Position
 from connector.kafka import TopicAdmin
 from connector.schema import TableSchema
 from connector.sink import Sink
@@ -274,7 +274,7 @@ class Dispatcher:
                      [None] * len(captured))]
         return [(ddl, None, [], [])]
 
-    def maybe_heartbeat(self, now: float, position: MariaDbGtidPos) -> None:
+    def maybe_heartbeat(self, now: float, position: Position) -> None:
         if self._heartbeat_s <= 0 or now < self._next_heartbeat:
             return
         self._next_heartbeat = now + self._heartbeat_s

@@ -16,14 +16,15 @@ import pymysql
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.reader import Transaction
+from connector.binlog.transactions import Transaction
 from connector.catalog import Catalog
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
 from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import MARIADB, Flavour, flavour_named
+from connector.gtid import Position
 from connector.kafka import TopicAdmin
 from connector.lease import Instance, Lease
 from connector.offsets import OffsetStore
@@ -103,7 +104,8 @@ class Engine:
         # Opened by `_start`; built here as its `committed` is read after a failed start too.
         self.offsets = OffsetStore(config)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
-        self.position = MariaDbGtidPos.parse("")
+        self.flavour: Flavour = MARIADB  # the server's, once `_start` has asked it
+        self.position: Position = MARIADB.position("")
         self.file = ""
         self.pos = 0
         self.ts_sec = 0
@@ -126,7 +128,8 @@ class Engine:
         encoder = EventEncoder(config, enrich=self.catalog.enrich)
         table_filter = TableFilter(config)
         self.signals = SignalChannel(config)
-        source = ChunkSource(lambda: snapshot_session(config), table_filter, config.flavour)
+        source = ChunkSource(lambda: snapshot_session(config), table_filter,
+                             flavour_named(config.flavour))
         # The dispatcher, built next, holds the coordinator; the coordinator only emits.
         self.snapshots = SnapshotCoordinator(
             config, source, ChunkReader(config, wake=self.queue.wake),
@@ -145,7 +148,7 @@ class Engine:
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             epoch=self.epoch, writer=self.instance)
 
-    def _start_position(self, stored: ConnectorOffsets | None) -> MariaDbGtidPos:
+    def _start_position(self, stored: ConnectorOffsets | None) -> Position:
         if stored is not None:
             gtids = stored.gtids
             if not gtids and stored.file:
@@ -153,18 +156,21 @@ class Engine:
             log.info("resuming from committed offsets: gtids=%s file=%s pos=%s",
                      gtids, stored.file, stored.pos)
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
-            return MariaDbGtidPos.parse(gtids)
+            try:
+                return self.flavour.position(gtids)
+            except ValueError as exc:
+                raise ConfigError(f"the committed offsets hold gtids {gtids!r}, not a "
+                                  f"{self.flavour.name} position ({exc}); is this the server "
+                                  "they were written for?") from None
         if self.config.snapshot_mode == "never":
             log.info("first start, snapshot.mode=never: streaming from the oldest binlog")
-            return MariaDbGtidPos.parse("")
+            return self.flavour.position("")
         conn = replica_connection(self.config)
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT @@global.gtid_binlog_pos")
-                row = cur.fetchone()
+                position = self.flavour.current_position(cur)
         finally:
             conn.close()
-        position = MariaDbGtidPos.parse(str(row[0] if row else ""))
         log.info("first start, snapshot.mode=%s: streaming from the current position %s",
                  self.config.snapshot_mode, position)
         return position
@@ -174,16 +180,15 @@ class Engine:
         conn = replica_connection(self.config)
         try:
             with conn.cursor() as cur:
-                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
-                row = cur.fetchone()
+                gtids = self.flavour.gtids_at(cur, file, pos)
         finally:
             conn.close()
-        if row is None or row[0] is None:
+        if gtids is None:
             raise RuntimeError(f"the replica cannot map binlog {file}:{pos} from the committed "
-                               "offsets to a GTID position (binlog purged, or not an event "
-                               "boundary)")
-        log.info("binlog %s:%d is GTID position %r", file, pos, row[0])
-        return str(row[0])
+                               "offsets to a GTID position (binlog purged, not an event "
+                               "boundary, or a MySQL server: offsets need their gtids)")
+        log.info("binlog %s:%d is GTID position %r", file, pos, gtids)
+        return gtids
 
     # -- run ---------------------------------------------------------------------------
 
@@ -250,12 +255,12 @@ class Engine:
         self._check_leadership(time.monotonic())
 
     def _start(self) -> None:
-        flavour = check_server(lambda: replica_connection(self.config))
-        if flavour != self.config.flavour:
+        self.flavour = flavour = check_server(lambda: replica_connection(self.config))
+        if flavour.name != self.config.flavour:
             log.info("the server is %s: events are written as Debezium's %s connector "
-                     "writes them (connector.class %s is not used)", flavour, flavour,
-                     self.config.connector_class)
-        self._build(self.config.with_server_flavour(flavour))
+                     "writes them (connector.class %s is not used)", flavour.name,
+                     flavour.name, self.config.connector_class)
+        self._build(self.config.with_server_flavour(flavour.name))
         self.offsets.open(self.admin)
         stored = self.offsets.load()
         if self.lease is not None:
@@ -278,7 +283,7 @@ class Engine:
             raise RuntimeError(self.offsets.failure or "the start position was not committed "
                                f"to {self.config.offsets_topic} within 30s")
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
-                                   self.position, self.queue)
+                                   flavour, self.position, self.queue)
         self.reader.start()
 
     def _loop(self) -> None:

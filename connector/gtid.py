@@ -13,11 +13,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol, Self, TypeAlias
+from typing import Any, Protocol, Self, TypeAlias
 
 __all__ = [
     "Gtid", "GtidSet", "MariaDbGtidPos", "MariaGtid", "MysqlGtid", "Position",
-    "parse_gtid", "parse_position",
 ]
 
 _U32 = 2**32 - 1
@@ -294,6 +293,10 @@ class GtidSet:
         sets[g.tsid] = _merge(sets.get(g.tsid, ()) + ((g.seq, g.seq),))
         return GtidSet._of(sets)
 
+    def advance(self, gtid: MysqlGtid) -> GtidSet:
+        """The position after the transaction `gtid` (the stream's step, as MariaDB's)."""
+        return self.add(gtid)
+
     def union(self, other: GtidSet) -> GtidSet:
         sets = dict(self._sets)
         for tsid, ivs in other._sets.items():
@@ -381,19 +384,4 @@ class Position(Protocol):
 
     def covers(self, other: Self) -> bool: ...
 
-
-def parse_gtid(flavour: Literal["mysql", "mariadb"], text: str) -> MariaGtid | MysqlGtid:
-    if flavour == "mariadb":
-        return MariaGtid.parse(text)
-    if flavour == "mysql":
-        return MysqlGtid.parse(text)
-    raise ValueError(f"unknown flavour {flavour!r}")
-
-
-def parse_position(flavour: Literal["mysql", "mariadb"], text: str) -> MariaDbGtidPos | GtidSet:
-    """A MariaDB GTID position or a MySQL GTID set, from its text form."""
-    if flavour == "mariadb":
-        return MariaDbGtidPos.parse(text)
-    if flavour == "mysql":
-        return GtidSet.parse(text)
-    raise ValueError(f"unknown flavour {flavour!r}")
+    def advance(self, gtid: Any) -> Self: ...

@@ -9,6 +9,7 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
+from connector.flavours import server_flavour
 from connector.lease import group_members
 from connector.offsets import read_committed
 from signals.channel import signal_client_settings
@@ -39,10 +40,8 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
         settings["password"] = settings.pop("passwd")
         conn = pymysql.connect(**settings, connect_timeout=5)
         with conn.cursor() as cur:
-            cur.execute("SELECT @@global.gtid_binlog_pos")
-            row = cur.fetchone()
+            status["replica_gtids"] = str(server_flavour(cur).current_position(cur))
         conn.close()
-        status["replica_gtids"] = str(row[0]) if row else ""
     except pymysql.MySQLError as exc:
         status["replica_gtids"] = f"unreachable ({exc.args[-1] if exc.args else exc})"
     return status

@@ -20,6 +20,7 @@ from typing import Any
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.constants import BINLOG
 from pymysqlreplication.event import (
+    GtidEvent,
     HeartbeatLogEvent,
     MariadbGtidEvent,
     QueryEvent,
@@ -35,10 +36,12 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
+from connector.binlog import mysql_wire
 from connector.binlog.rowimages import body_rows
+from connector.gtid import MariaGtid, MysqlGtid
 
 # What frames() yields (a tuple, its kind first):
-GTID = 0  # (GTID, log_pos, timestamp, server_id, domain, seq, flags)
+GTID = 0  # (GTID, log_pos, timestamp, server_id, gtid, flags): MariaDB flags, None on MySQL
 QUERY = 1  # (QUERY, log_pos, thread, schema, query)
 XID = 2  # (XID, log_pos)
 XA_PREPARE = 3  # (XA_PREPARE, log_pos, one_phase, (format_id, gtrid, bqual))
@@ -60,9 +63,20 @@ _KNOWN_POST_HEADERS = {BINLOG.QUERY_EVENT: 13, BINLOG.TABLE_MAP_EVENT: 8,
                        **{kind: 10 if kind in _V2 else 8 for kind in _ROWS_OPS}}
 _FILTERS = ("only_tables", "ignored_tables", "only_schemas", "ignored_schemas",
             "freeze_schema")
+_REFUSED = {
+    mysql_wire.ANONYMOUS_GTID_LOG_EVENT: "a transaction without a GTID (gtid_mode is not ON)",
+    mysql_wire.PARTIAL_UPDATE_ROWS_EVENT: "a partial JSON update (a session set "
+                                          "binlog_row_value_options=PARTIAL_JSON)",
+    mysql_wire.TRANSACTION_PAYLOAD_EVENT: "a compressed transaction (a session set "
+                                          "binlog_transaction_compression=ON)",
+}
 Framing = Callable[[BinLogStreamReader, Callable[[TableMapEvent], Any]],
                   Iterator[tuple[Any, ...]]]
 MAX_TABLE_MAPS = 4096  # distinct table-map bodies kept (all dropped when full)
+
+
+class UncapturableEvent(RuntimeError):
+    """An event whose rows cannot be captured: the stream stops with one line."""
 
 
 def _private(stream: BinLogStreamReader, name: str) -> Any:
@@ -111,7 +125,14 @@ def frames(stream: BinLogStreamReader,
                 yield ROWS, table_id, op, rows, log_pos - size, None
         elif kind == BINLOG.MARIADB_GTID_EVENT:
             seq, domain, flags = _GTID.unpack_from(data, 20)
-            yield GTID, log_pos, timestamp, server_id, domain, seq, flags
+            yield GTID, log_pos, timestamp, server_id, MariaGtid(domain, server_id, seq), flags
+        elif kind == mysql_wire.GTID_LOG_EVENT:
+            yield GTID, log_pos, timestamp, server_id, mysql_wire.untagged_gtid(data, 20), None
+        elif kind == mysql_wire.GTID_TAGGED_LOG_EVENT:
+            gtid = mysql_wire.tagged_gtid(data, 20, end)
+            yield GTID, log_pos, timestamp, server_id, gtid, None
+        elif kind in _REFUSED:
+            raise UncapturableEvent(_REFUSED[kind])
         elif kind == BINLOG.XID_EVENT:
             yield XID, log_pos
         elif kind == BINLOG.TABLE_MAP_EVENT:
@@ -193,8 +214,11 @@ def library_frames(stream: BinLogStreamReader,
         elif isinstance(event, HeartbeatLogEvent):
             yield HEARTBEAT,
         elif isinstance(event, MariadbGtidEvent):
-            yield (GTID, event.packet.log_pos, event.timestamp, event.server_id, event.domain_id,
-                   event.gtid_seq_no, event.flags)
+            yield (GTID, event.packet.log_pos, event.timestamp, event.server_id,
+                   MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no), event.flags)
+        elif isinstance(event, GtidEvent):
+            yield (GTID, event.packet.log_pos, event.timestamp, event.server_id,
+                   MysqlGtid.parse(event.gtid), None)
         elif isinstance(event, TableMapEvent):
             yield TABLE_MAP, event.table_id, schema_of(event)
         elif isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):

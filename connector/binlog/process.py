@@ -20,14 +20,17 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.reader import BinlogReader, RowsChange, Transaction
+from connector.binlog.reader import BinlogReader
+from connector.binlog.transactions import RowsChange, Transaction
 from connector.child import start_child, stop_child
+from connector.flavours import Flavour, flavour_named, gtid_fields
 from connector.gcpolicy import tune_for_streaming
-from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.gtid import MariaGtid, MysqlGtid, Position
 from connector.logs import configure_logging
 from connector.schema import TableSchema
 
@@ -78,7 +81,7 @@ class _Sender:
 
     def _send(self, batch: list[Transaction]) -> None:
         new: list[tuple[int, TableSchema]] = []
-        wire = [(tx.gtid.domain, tx.gtid.server_id, tx.gtid.seq, tx.file, tx.begin_pos,
+        wire = [(gtid_fields(tx.gtid), tx.file, tx.begin_pos,
                  tx.end_pos, tx.ts_sec, tx.server_id, tx.thread, tx.db, tx.ddl,
                  [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes],
                  tx.statement, tx.hold, tx.piece, tx.partial)
@@ -88,11 +91,12 @@ class _Sender:
         self._conn.send_bytes(pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema]) -> Transaction:
-    (domain, server, seq, file, begin, end, ts_sec, server_id, thread, db, ddl,
+def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema],
+                 gtid_of: Callable[[tuple[Any, ...]], MariaGtid | MysqlGtid]) -> Transaction:
+    (gtid, file, begin, end, ts_sec, server_id, thread, db, ddl,
      changes, statement, hold, piece, partial) = wire
     # Positional, in the order of Transaction's fields: keywords cost 2.7x as much.
-    return Transaction(MariaGtid(domain, server, seq), file, begin, end, ts_sec, server_id,
+    return Transaction(gtid_of(gtid), file, begin, end, ts_sec, server_id,
                        thread, db, ddl, [RowsChange(schemas[n], op, rows, pos)
                                          for n, op, rows, pos in changes],
                        statement, hold, piece, partial)
@@ -102,14 +106,15 @@ def _child_main(fd: int) -> None:
     """Entry point of the reader process: settings arrive as the pipe's first message."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     conn = Connection(fd)
-    mysql, server_id, start, level = conn.recv()
+    mysql, server_id, flavour_name, start, level = conn.recv()
     configure_logging(level)
     tune_for_streaming()
     stopping = threading.Event()
     threading.Thread(target=_watch_parent, args=(conn, stopping), name="parent-watch",
                      daemon=True).start()
     queue: ChangeQueue[Transaction] = ChangeQueue()
-    reader = BinlogReader(mysql, server_id, MariaDbGtidPos.parse(start), queue)
+    flavour = flavour_named(flavour_name)
+    reader = BinlogReader(mysql, server_id, flavour, flavour.position(start), queue)
     reader.start()
     sender = _Sender(conn)
     connected = False
@@ -143,12 +148,14 @@ class ReaderProcess:
     """Parent side: same role as a `BinlogReader` thread, fed from the child's pipe
     (the child: `python -m connector.binlog.process`, see connector/child.py)."""
 
-    def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
+    def __init__(self, mysql: dict[str, Any], server_id: int, flavour: Flavour, start: Position,
                  out: ChangeQueue[Transaction]) -> None:
         self._out = out
+        self._gtid_of = flavour.gtid
         self._stopping = threading.Event()
         self.connected = threading.Event()
-        self._settings = (mysql, server_id, str(start), logging.getLogger().getEffectiveLevel())
+        self._settings = (mysql, server_id, flavour.name, str(start),
+                          logging.getLogger().getEffectiveLevel())
         self._conn: Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._schemas: dict[int, TableSchema] = {}
@@ -178,7 +185,8 @@ class ReaderProcess:
             while not self._stopping.is_set():
                 message = pickle.loads(self._conn.recv_bytes())
                 if isinstance(message, list):
-                    batch = [_transaction(wire, self._schemas) for wire in message]
+                    batch = [_transaction(wire, self._schemas, self._gtid_of)
+                             for wire in message]
                     rows = sum(tx.row_count for tx in batch) + len(batch)
                     self._out.put_all(batch, rows, self._stopping)
                 elif not self._handle(message):

@@ -15,12 +15,12 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader, binlogstream
 from pymysqlreplication.event import (
+    GtidEvent,
     HeartbeatLogEvent,
     MariadbGtidEvent,
     QueryEvent,
@@ -35,7 +35,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from connector.binlog import charsets, tablemaps
+from connector.binlog import charsets, mysql_wire, tablemaps
 from connector.binlog.framing import (
     GTID,
     QUERY,
@@ -45,13 +45,16 @@ from connector.binlog.framing import (
     XA_PREPARE,
     XID,
     Framing,
+    UncapturableEvent,
     frames,
 )
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.statements import is_dml
+from connector.binlog.transactions import Op, RowsChange, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
-from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.flavours import Flavour
+from connector.gtid import Gtid, Position
 from connector.schema import TableSchema, schema_from_table_map
 
 log = logging.getLogger(__name__)
@@ -62,6 +65,7 @@ log = logging.getLogger(__name__)
 binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
 charsets.install()  # latin1 as MariaDB decodes it: no stored byte stops the stream
 tablemaps.install()  # a table map is parsed once per table version, not once per rows event
+mysql_wire.install()  # MySQL GTID sets (tagged ones too) in the stream request
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
@@ -71,52 +75,16 @@ READ_TIMEOUT_SECONDS = float(os.environ.get("GTIDMARK_BINLOG_READ_TIMEOUT", "10"
 PIECE_ROWS = int(os.environ.get("GTIDMARK_PIECE_ROWS", "5000"))  # rows per handed-over piece
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
-Op = Literal["c", "u", "d"]
-
-
-@dataclass(slots=True)
-class RowsChange:
-    """The rows of one binlog rows event (c/d: row dicts; u: (before, after) pairs)."""
-
-    table: TableSchema
-    op: Op
-    rows: list[Any]
-    pos: int
-
-
-@dataclass(slots=True)
-class Transaction:
-    """One committed transaction or DDL statement, in binlog order."""
-
-    gtid: MariaGtid
-    file: str
-    begin_pos: int
-    end_pos: int
-    ts_sec: int
-    server_id: int
-    thread: int | None = None
-    db: str | None = None
-    ddl: str | None = None
-    changes: list[RowsChange] = field(default_factory=list)
-    statement: str | None = None  # a statement-logged DML (no row images) in this transaction
-    hold: str | None = None  # offsets position while an XA is open (its start), else None
-    piece: int = 0  # pieces of one large transaction are numbered from 0
-    partial: bool = False  # more pieces of this transaction follow
-
-    @property
-    def row_count(self) -> int:
-        return sum(len(change.rows) for change in self.changes)
-
-
 class BinlogReader(threading.Thread):
-    """Streams from a MariaDB GTID position into a bounded queue of transaction batches."""
+    """Streams from a GTID position (the flavour's) into a bounded queue of transactions."""
 
-    def __init__(self, mysql: dict[str, Any], server_id: int, start: MariaDbGtidPos,
+    def __init__(self, mysql: dict[str, Any], server_id: int, flavour: Flavour, start: Position,
                  out: ChangeQueue[Transaction], max_reconnect_seconds: float = 300.0,
                  framing: Framing = frames) -> None:
         super().__init__(name="binlog-reader", daemon=True)
         self._mysql = {k: v for k, v in mysql.items() if k != "database"}
         self._server_id = server_id
+        self._flavour = flavour
         self.position = start  # after the last transaction handed over
         self._out = out
         self._max_reconnect = max_reconnect_seconds
@@ -128,7 +96,7 @@ class BinlogReader(threading.Thread):
         self.reconnects = 0
         self._xa = OpenXa()
         # A large transaction handed over in pieces: what a reconnect must not repeat.
-        self._partial_gtid: MariaGtid | None = None
+        self._partial_gtid: Gtid | None = None
         self._handed_rows = 0
         self._handed_pieces = 0
 
@@ -163,6 +131,10 @@ class BinlogReader(threading.Thread):
                             _one_line(exc), self.position, delay)
                 self.connected.clear()
                 self._stopping.wait(delay)
+            except UncapturableEvent as exc:
+                self._out.fail(f"binlog after GTID position {self.position} holds {exc}; "
+                               "stopping rather than dropping its rows")
+                return
             except Exception as exc:
                 if self._stopping.is_set():
                     return  # stop() closed the socket under the read: not a failure
@@ -189,12 +161,12 @@ class BinlogReader(threading.Thread):
         return BinLogStreamReader(
             connection_settings={**self._mysql, "read_timeout": READ_TIMEOUT_SECONDS},
             server_id=self._server_id,
-            is_mariadb=True,
-            auto_position=str(self.position),
+            is_mariadb=self._flavour.is_mariadb,
+            auto_position=self._flavour.stream_start(self.position),
             blocking=True,
             resume_stream=True,
             slave_heartbeat=HEARTBEAT_SECONDS,
-            only_events=[MariadbGtidEvent, QueryEvent, XidEvent, TableMapEvent, WriteRowsEvent,
+            only_events=[MariadbGtidEvent, GtidEvent, QueryEvent, XidEvent, TableMapEvent, WriteRowsEvent,
                          UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent,
                          XAPrepareEvent],
         )
@@ -203,6 +175,7 @@ class BinlogReader(threading.Thread):
         stream = self._stream = self._open()
         tx: Transaction | None = None
         xa_group = False
+        undecided = False  # MySQL: whether BEGIN follows the GTID shows at its first query
         skip_rows = 0  # rows of this transaction handed over before a reconnect
         schemas: dict[int, TableSchema] = {}
         connected = False
@@ -232,15 +205,15 @@ class BinlogReader(threading.Thread):
             if kind == GTID:
                 # A new GTID while one is open means the library reconnected mid-transaction:
                 # the open one is replayed from its start, so drop the partial copy.
-                _, log_pos, timestamp, server_id, domain, seq, flags = frame
-                gtid = MariaGtid(domain, server_id, seq)
+                _, log_pos, timestamp, server_id, gtid, flags = frame
                 tx = Transaction(gtid=gtid, file=self.file, begin_pos=log_pos, end_pos=log_pos,
                                  ts_sec=timestamp, server_id=server_id)
                 resumed = gtid == self._partial_gtid
                 skip_rows = self._handed_rows if resumed else 0
                 tx.piece = self._handed_pieces if resumed else 0
-                xa_group = bool(flags & FL_PREPARED_XA)
-                if flags & (FL_STANDALONE | FL_COMPLETED_XA):
+                undecided = flags is None
+                xa_group = not undecided and bool(flags & FL_PREPARED_XA)
+                if not undecided and flags & (FL_STANDALONE | FL_COMPLETED_XA):
                     tx.ddl = ""  # the next query event is the statement and ends it
                 continue
             if kind == ROTATE:
@@ -259,6 +232,12 @@ class BinlogReader(threading.Thread):
             elif kind == QUERY:
                 _, log_pos, tx.thread, db, query = frame
                 tx.db = db or None
+                if undecided:
+                    undecided = False
+                    xa_group = query[:8].upper() == "XA START"
+                    if xa_group or query.upper() == "BEGIN":
+                        continue
+                    tx.ddl = ""  # no BEGIN: a one-statement group (DDL, XA COMMIT)
                 if tx.ddl is None:
                     verb = query.upper()
                     if verb in ("BEGIN", "XA START"):

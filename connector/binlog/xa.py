@@ -1,4 +1,4 @@
-"""Two-phase XA on MariaDB: rows are logged at XA PREPARE, committed by a later GTID.
+"""Two-phase XA: rows are logged at XA PREPARE, committed by a later GTID.
 
 The binlog holds a prepared XA as its own GTID group (rows, `XA END`, an XA_PREPARE event)
 and `XA COMMIT` / `XA ROLLBACK` as a separate one-statement group. The rows are held here
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from connector.gtid import MariaDbGtidPos
+from connector.gtid import Position
 
 FL_PREPARED_XA = 0x40  # MariaDB GTID flag: this group ends with XA PREPARE
 FL_COMPLETED_XA = 0x80  # MariaDB GTID flag: this group is XA COMMIT / XA ROLLBACK
@@ -37,9 +37,9 @@ class OpenXa:
     """Prepared-but-not-completed XA transactions, in prepare order."""
 
     def __init__(self) -> None:
-        self._open: dict[XaId, tuple[MariaDbGtidPos, list[Any]]] = {}
+        self._open: dict[XaId, tuple[Position, list[Any]]] = {}
 
-    def prepare(self, xid: XaId, start: MariaDbGtidPos, changes: list[Any]) -> None:
+    def prepare(self, xid: XaId, start: Position, changes: list[Any]) -> None:
         """Hold `changes`; `start` is the stream position just before the prepared group."""
         self._open.pop(xid, None)
         self._open[xid] = (start, changes)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import position_of_either
 
 EMPTY = "Partitions / offsets need to be provided for an alter offsets request"
 
@@ -40,9 +40,10 @@ class AlterOffsets:
             return
         gtids = self.value.get("gtids")
         if not isinstance(gtids, str):
-            raise BadOffsets("offset.gtids: required, a GTID position such as \"0-1-42\"")
+            raise BadOffsets("offset.gtids: required, a GTID position such as \"0-1-42\" "
+                            "(MariaDB) or a GTID set such as \"<uuid>:1-42\" (MySQL)")
         try:
-            MariaDbGtidPos.parse(gtids)
+            position_of_either(gtids)
         except ValueError as exc:
             raise BadOffsets(f"offset.gtids: {exc}") from None
 

@@ -29,6 +29,7 @@ from typing import Any
 from connector.child import start_child, stop_child
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, RowEncoding
+from connector.flavours import flavour_named
 from connector.logs import configure_logging
 from connector.snapshot.session import Session, SqlError, snapshot_session
 from connector.snapshot.source import ChunkRequest, ColumnsChanged, SelectedChunk, select_chunk
@@ -68,7 +69,7 @@ class _Reader:
         try:
             if self._session is None:
                 self._session = snapshot_session(self._config)
-            return select_chunk(self._session, request, self._config.flavour,
+            return select_chunk(self._session, request, flavour_named(self._config.flavour),
                                 self._encoder(request.encoding))
         except SqlError as exc:
             self._close()

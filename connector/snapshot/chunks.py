@@ -14,19 +14,10 @@ from typing import Any, Literal
 
 from connector.snapshot.window import Key
 
-__all__ = ["Condition", "bounded", "chunk_query", "count_estimate_query", "key_predicate",
+__all__ = ["Condition", "chunk_query", "count_estimate_query", "key_predicate",
            "max_key_query", "probe_query", "quote_ident"]
 
 Condition = tuple[str, list[Any]]
-
-
-def bounded(sql: str, flavour: Literal["mysql", "mariadb"], seconds: float) -> str:
-    """`sql` (a SELECT) with a server-side time limit: the server aborts it, not us."""
-    if not sql.startswith("SELECT "):
-        raise ValueError("only a SELECT can be bounded")
-    if flavour == "mariadb":
-        return f"SET STATEMENT max_statement_time={seconds:g} FOR {sql}"
-    return f"SELECT /*+ MAX_EXECUTION_TIME({int(seconds * 1000)}) */ {sql[len('SELECT '):]}"
 
 
 def quote_ident(name: str) -> str:

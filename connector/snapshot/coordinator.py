@@ -27,7 +27,7 @@ from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.events.envelope import RowEncoding
-from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
 from connector.snapshot import actions
 from connector.snapshot.chunk_reader import ChunkReader, ChunkReadFailed
@@ -154,7 +154,7 @@ class SnapshotCoordinator:
             time.monotonic() >= self._next_chunk_at and \
             (self._asked is None or self._reader.has_answer())
 
-    def on_row_change(self, table_id: str, gtid: MariaGtid, row: dict[str, Any]) -> None:
+    def on_row_change(self, table_id: str, gtid: Gtid, row: dict[str, Any]) -> None:
         """A row of the watched table changed: the open window and the history hear of it."""
         keyed = self._keyed
         if keyed is None or table_id != self.watched_table:
@@ -180,13 +180,13 @@ class SnapshotCoordinator:
         if head is not None and head.table == table_id:
             self._table = None  # read the new columns before the next chunk
 
-    def after_transaction(self, processed: MariaDbGtidPos, file: str = "", pos: int = 0) -> None:
+    def after_transaction(self, processed: Position, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
         if self._recent is not None:
             self._recent.end_transaction(processed)
         self._close_if_ready(processed)
 
-    def step(self, processed: MariaDbGtidPos, caught_up: bool) -> None:
+    def step(self, processed: Position, caught_up: bool) -> None:
         """Ask for the next chunk, or open its window once it is read; close it if ready."""
         if self._open is None and self.wants_cpu():
             self._open_next(processed)
@@ -201,7 +201,7 @@ class SnapshotCoordinator:
     def _head(self) -> TableProgress | None:
         return self.state.tables[0] if self.state.tables else None
 
-    def _open_next(self, processed: MariaDbGtidPos) -> None:
+    def _open_next(self, processed: Position) -> None:
         try:
             if self.state.initial:
                 self._queue_all_tables()
@@ -232,7 +232,7 @@ class SnapshotCoordinator:
         self._open_window(answer, progress, table, processed)
 
     def _ask(self, progress: TableProgress, table: ChunkedTable, after: Any,
-             processed: MariaDbGtidPos) -> None:
+             processed: Position) -> None:
         """Ask the reader for the chunk after `after`; the stream's keys are kept from now."""
         if self._recent is None or self.watched_table != progress.table:
             self._recent = RecentChanges(processed)
@@ -254,7 +254,7 @@ class SnapshotCoordinator:
         return None
 
     def _open_window(self, chunk: SelectedChunk, progress: TableProgress, table: ChunkedTable,
-                     processed: MariaDbGtidPos) -> None:
+                     processed: Position) -> None:
         if chunk.after != progress.last_key or self._recent is None:
             return  # read ahead of a chunk that did not close: ask again
         window = ChunkWindow(chunk.table, chunk.rows, chunk.low, chunk.high)
@@ -319,7 +319,7 @@ class SnapshotCoordinator:
         self._open = self._asked = self._recent = self._keyed = None
         self.watched_table = None
 
-    def _close_if_ready(self, processed: MariaDbGtidPos) -> None:
+    def _close_if_ready(self, processed: Position) -> None:
         opened = self._open
         if opened is None or not opened.window.ready(processed):
             return

@@ -18,19 +18,18 @@ from typing import Any
 
 from connector.events.envelope import RowEncoding
 from connector.filters import TableFilter
+from connector.flavours import Flavour
 from connector.gtid import Position
-from connector.snapshot.chunks import Condition, bounded, chunk_query
+from connector.snapshot.chunks import Condition, chunk_query
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import Session
 from connector.snapshot.tables import (
     CHUNK_TIMEOUT_S,
     ChunkedTable,
-    Flavour,
     condition_refused,
     measure,
     open_table,
 )
-from connector.snapshot.watermarks import read_high, read_low
 from connector.snapshot.window import Key
 
 log = logging.getLogger("gtidmark.snapshot")
@@ -83,11 +82,11 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     sql, params = chunk_query(db, name, request.key_columns, request.after, request.condition,
                               request.limit)
     with session.cursor() as cur:
-        low = read_low(cur, flavour)
-        cur.execute(bounded(sql, flavour, CHUNK_TIMEOUT_S), params)
+        low = flavour.read_low(cur)
+        cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
         names = [d[0] for d in cur.description]
         rows = cur.fetchall()
-        high = read_high(cur, flavour)
+        high = flavour.read_high(cur)
     if tuple(names) != request.columns:
         return ColumnsChanged(request.number)
     key_idx = [names.index(c) for c in request.key_columns]

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from connector.flavours import Flavour
 from connector.schema import TableSchema, schema_from_information_schema
 from connector.snapshot.chunks import (
     Condition,
-    bounded,
     count_estimate_query,
     max_key_query,
     probe_query,
@@ -30,7 +30,6 @@ from connector.snapshot.sql_errors import describe, is_connection_error
 from connector.snapshot.window import Key
 from signals.filters import FilterError, parse_filter
 
-Flavour = Literal["mysql", "mariadb"]
 CHUNK_TIMEOUT_S = 30.0   # a chunk or max-key SELECT running longer is aborted by the server
 PROBE_TIMEOUT_S = 5.0    # checking a signal's filter
 
@@ -70,7 +69,7 @@ def measure(conn: Session, progress: TableProgress,
     db, name = progress.table.split(".", 1)
     sql, params = max_key_query(db, name, table.key_columns, table.condition)
     with conn.cursor() as cur:
-        cur.execute(bounded(sql, flavour, CHUNK_TIMEOUT_S), params)
+        cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
         row = cur.fetchone()
         progress.max_key = tuple(row) if row else ()
         cur.execute(*count_estimate_query(db, name))
@@ -88,7 +87,7 @@ def condition_refused(conn: Session, table: str, condition: str,
         sql, params = probe_query(db, name, parse_filter(condition).render(
             [c.name for c in schema.columns]))
         with conn.cursor() as cur:
-            cur.execute(bounded(sql, flavour, PROBE_TIMEOUT_S), params)
+            cur.execute(flavour.bounded(sql, PROBE_TIMEOUT_S), params)
             cur.fetchall()
     except (FilterError, LookupError) as exc:
         return str(exc)

@@ -85,7 +85,7 @@ def test_each_required_server_setting_is_named(solo: SoloMariaDb, name: str, bad
             check_server(lambda: cdc_connection(solo))
     finally:
         solo.execute(f"SET GLOBAL {name} = '{good}'")
-    assert check_server(lambda: cdc_connection(solo)) == "mariadb"
+    assert check_server(lambda: cdc_connection(solo)).name == "mariadb"
 
 
 def test_replica_is_recognised_and_passes(mariadb: MariaDbPair) -> None:
@@ -93,10 +93,11 @@ def test_replica_is_recognised_and_passes(mariadb: MariaDbPair) -> None:
 
     conn = pymysql.connect(**mariadb.cdc_settings())
     try:
-        variables, is_mariadb, replica = read_server_settings(conn)
+        settings = read_server_settings(conn)
     finally:
         conn.close()
-    assert is_mariadb and replica and variables["log_slave_updates"] == "ON"
+    assert settings.flavour.name == "mariadb" and settings.replica
+    assert settings.variables["log_slave_updates"] == "ON"
 
 
 def test_statement_logged_dml_stops_naming_the_gtid(mariadb: MariaDbPair, broker: Broker,
@@ -246,7 +247,7 @@ def test_replica_without_log_slave_updates_is_refused(solo: SoloMariaDb) -> None
         solo.execute("SET GLOBAL gtid_strict_mode = OFF")
         solo.execute("SET GLOBAL gtid_slave_pos = ''")
         solo.execute("SET GLOBAL gtid_strict_mode = ON")
-    assert check_server(lambda: cdc_connection(solo)) == "mariadb"
+    assert check_server(lambda: cdc_connection(solo)).name == "mariadb"
 
 
 def test_statement_logged_on_the_primary_arrives_as_rows_through_a_row_replica(

@@ -20,7 +20,9 @@ import pytest
 from connector.binlog import reader as reader_module
 from connector.binlog.framing import ROWS, Framing, frames, library_frames
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.reader import BinlogReader, Transaction
+from connector.binlog.reader import BinlogReader
+from connector.binlog.transactions import Transaction
+from connector.flavours import MARIADB
 from connector.gtid import MariaDbGtidPos
 from connector.mysql_tls import mysql_ssl
 from tests.integration.solo import SoloMariaDb, solo
@@ -87,7 +89,7 @@ def _read(solo: SoloMariaDb, start: str, end: str, framing: Framing,
           server_id: int) -> list[Transaction]:
     """Every transaction BinlogReader hands over from `start` through `end`."""
     out: ChangeQueue[Transaction] = ChangeQueue()
-    reader = BinlogReader(_settings(solo), server_id, MariaDbGtidPos.parse(start), out,
+    reader = BinlogReader(_settings(solo), server_id, MARIADB, MariaDbGtidPos.parse(start), out,
                           framing=framing)
     position, target = MariaDbGtidPos.parse(start), MariaDbGtidPos.parse(end)
     seen: list[Transaction] = []

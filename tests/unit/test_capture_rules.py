@@ -9,16 +9,31 @@ from hypothesis import strategies as st
 from connector.binlog.statements import dml_target, is_dml
 from connector.binlog.xa import OpenXa, parse_xa_end
 from connector.config import ConfigError
+from connector.flavours import MARIADB, MYSQL
 from connector.gtid import MariaDbGtidPos
 from connector.mysql_tls import mysql_ssl
-from connector.preflight import server_problem
+from connector.preflight import ServerSettings, server_problem
 
 GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
         "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON"}
+MYSQL_GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
+              "binlog_row_metadata": "FULL", "gtid_mode": "ON", "enforce_gtid_consistency": "ON",
+              "binlog_row_value_options": "", "binlog_transaction_compression": "OFF",
+              "log_replica_updates": "ON", "replica_parallel_workers": "4",
+              "replica_preserve_commit_order": "ON"}
+
+
+def maria(variables: dict[str, str], replica: bool = True) -> str | None:
+    return server_problem(ServerSettings(variables, MARIADB, replica))
+
+
+def mysql(variables: dict[str, str], replica: bool = True) -> str | None:
+    return server_problem(ServerSettings(variables, MYSQL, replica))
 
 
 def test_a_well_configured_replica_passes() -> None:
-    assert server_problem(GOOD, mariadb=True, replica=True) is None
+    assert maria(GOOD) is None
+    assert mysql(MYSQL_GOOD) is None
 
 
 @pytest.mark.parametrize(("name", "bad"), [("log_bin", "OFF"), ("binlog_format", "STATEMENT"),
@@ -27,19 +42,42 @@ def test_a_well_configured_replica_passes() -> None:
                                            ("gtid_strict_mode", "OFF"),
                                            ("log_slave_updates", "OFF")])
 def test_each_bad_setting_is_named_with_the_value_needed(name: str, bad: str) -> None:
-    problem = server_problem({**GOOD, name: bad}, mariadb=True, replica=True)
+    problem = maria({**GOOD, name: bad})
     assert problem is not None and "\n" not in problem
     assert f"server variable {name} is {bad}, gtidmark needs {name}={GOOD[name]}" in problem
 
 
 def test_primary_needs_no_log_slave_updates_and_mysql_no_strict_mode() -> None:
     settings = {**GOOD, "log_slave_updates": "OFF", "gtid_strict_mode": "OFF"}
-    assert server_problem(settings, mariadb=False, replica=False) is None
+    assert maria(settings, replica=False) is not None  # strict mode: MariaDB only
+    assert maria({**settings, "gtid_strict_mode": "ON"}, replica=False) is None
+    mysql_primary = {**MYSQL_GOOD, "log_replica_updates": "OFF"}
+    assert mysql(mysql_primary, replica=False) is None
 
 
 def test_a_missing_variable_is_named() -> None:
     settings = {k: v for k, v in GOOD.items() if k != "binlog_row_metadata"}
-    assert "binlog_row_metadata is missing" in (server_problem(settings, True, True) or "")
+    assert "binlog_row_metadata is missing" in (maria(settings) or "")
+
+
+@pytest.mark.parametrize(("name", "bad", "shown", "good"), [
+    ("gtid_mode", "OFF_PERMISSIVE", "OFF_PERMISSIVE", "ON"),
+    ("enforce_gtid_consistency", "WARN", "WARN", "ON"),
+    ("binlog_row_value_options", "PARTIAL_JSON", "PARTIAL_JSON", "''"),
+    ("binlog_transaction_compression", "ON", "ON", "OFF"),
+    ("log_replica_updates", "OFF", "OFF", "ON"),
+    ("replica_preserve_commit_order", "OFF", "OFF", "ON"),
+    ("binlog_row_metadata", "MINIMAL", "MINIMAL", "FULL"),
+])
+def test_each_bad_mysql_setting_is_named(name: str, bad: str, shown: str, good: str) -> None:
+    problem = mysql({**MYSQL_GOOD, name: bad})
+    assert problem is not None and "\n" not in problem
+    assert f"server variable {name} is {shown}, gtidmark needs {name}={good}" in problem
+
+
+def test_a_single_threaded_mysql_replica_needs_no_commit_order() -> None:
+    assert mysql({**MYSQL_GOOD, "replica_parallel_workers": "1",
+                  "replica_preserve_commit_order": "OFF"}) is None
 
 
 @pytest.mark.parametrize(("query", "target"), [

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from connector.flavours import MARIADB, MYSQL
 from connector.snapshot.chunks import (
-    bounded,
     chunk_query,
     count_estimate_query,
     key_predicate,
@@ -63,11 +63,11 @@ def test_percent_signs_are_escaped_for_pymysql() -> None:
 
 
 def test_bounded_adds_a_server_side_time_limit() -> None:
-    assert bounded("SELECT 1", "mariadb", 30.0) == \
+    assert MARIADB.bounded("SELECT 1", 30.0) == \
         "SET STATEMENT max_statement_time=30 FOR SELECT 1"
-    assert bounded("SELECT 1", "mysql", 2.5) == "SELECT /*+ MAX_EXECUTION_TIME(2500) */ 1"
+    assert MYSQL.bounded("SELECT 1", 2.5) == "SELECT /*+ MAX_EXECUTION_TIME(2500) */ 1"
     with pytest.raises(ValueError):
-        bounded("DO SLEEP(1)", "mariadb", 1)
+        MARIADB.bounded("DO SLEEP(1)", 1)
 
 
 def test_chunk_query_validates_arguments() -> None:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from connector.config import ConfigError, flavour_of_server, parse_config, redact
+from connector.config import ConfigError, parse_config, redact
+from connector.flavours import flavour_of_server
 
 BASE: dict[str, Any] = {
     "connector.class": "io.debezium.connector.mysql.MySqlConnector",
@@ -166,8 +167,8 @@ def test_debezium_snapshot_modes_are_accepted_with_one_line(
 def test_flavour_comes_from_the_server_not_the_class_name(
         variables: dict[str, str], flavour: Any) -> None:
     config = cfg(**{"connector.class": "com.example.AnyName"})
-    assert flavour_of_server(variables) == flavour
-    assert config.with_server_flavour(flavour_of_server(variables)).flavour == flavour
+    assert flavour_of_server(variables).name == flavour
+    assert config.with_server_flavour(flavour_of_server(variables).name).flavour == flavour
 
 
 def test_rest_port_in_use_exits_2(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from connector import engine as engine_module
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import STEPPED_DOWN, Engine
+from connector.flavours import MARIADB
 
 
 def closed_port() -> int:
@@ -58,7 +59,7 @@ def test_failed_start_after_a_step_down_waits_as_a_standby(
 
 def test_a_setting_the_kafka_clients_refuse_fails_the_start_not_the_constructor(
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine_module, "check_server", lambda _connect: "mariadb")
+    monkeypatch.setattr(engine_module, "check_server", lambda _connect: MARIADB)
     engine = Engine(unreachable(producer__acks="banana"))
     with caplog.at_level(logging.WARNING, logger="gtidmark"):
         assert engine.run() == 1

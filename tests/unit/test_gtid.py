@@ -8,13 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from connector.flavours import MARIADB, MYSQL, flavour_named, gtid_fields
 from connector.gtid import (
     GtidSet,
     MariaDbGtidPos,
     MariaGtid,
     MysqlGtid,
-    parse_gtid,
-    parse_position,
 )
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -189,13 +188,23 @@ def test_gtid_set_refuses_maria_values() -> None:
         GtidSet().contains(MariaGtid(0, 1, 1))
 
 
-def test_parse_position_and_gtid_by_flavour() -> None:
-    assert parse_position("mariadb", "0-1-2") == MariaDbGtidPos.parse("0-1-2")
-    assert parse_position("mysql", f"{U1}:1-2") == GtidSet.parse(f"{U1}:1-2")
-    assert parse_gtid("mariadb", "0-1-2") == MariaGtid(0, 1, 2)
-    assert parse_gtid("mysql", f"{U1}:2") == MysqlGtid(U1, "", 2)
+def test_flavours_parse_their_own_positions_and_gtids() -> None:
+    assert MARIADB.position("0-1-2") == MariaDbGtidPos.parse("0-1-2")
+    assert MYSQL.position(f"{U1}:1-2") == GtidSet.parse(f"{U1}:1-2")
+    assert MARIADB.gtid(gtid_fields(MariaGtid(0, 1, 2))) == MariaGtid(0, 1, 2)
+    assert MYSQL.gtid(gtid_fields(MysqlGtid(U1, "etl", 2))) == MysqlGtid(U1, "etl", 2)
     with pytest.raises(ValueError):
-        parse_position("postgres", "")  # type: ignore[arg-type]
+        MARIADB.position(f"{U1}:1-2")
+    with pytest.raises(ValueError):
+        MYSQL.position("0-1-2")
+    with pytest.raises(ValueError):
+        flavour_named("postgres")
+
+
+def test_gtid_set_advances_by_one_transaction() -> None:
+    start = GtidSet.parse(f"{U1}:1-3")
+    assert start.advance(MysqlGtid(U1, "", 4)) == GtidSet.parse(f"{U1}:1-4")
+    assert start.advance(MysqlGtid(U1, "etl", 1)) == GtidSet.parse(f"{U1}:1-3:etl:1")
 
 
 # Reference model: a Python set of (uuid, tag, n).

@@ -1,0 +1,45 @@
+"""What the binlog reader hands to the engine: transactions and the rows they changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from connector.gtid import MariaGtid, MysqlGtid
+from connector.schema import TableSchema
+
+Op = Literal["c", "u", "d"]
+
+
+@dataclass(slots=True)
+class RowsChange:
+    """The rows of one binlog rows event (c/d: row dicts; u: (before, after) pairs)."""
+
+    table: TableSchema
+    op: Op
+    rows: list[Any]
+    pos: int
+
+
+@dataclass(slots=True)
+class Transaction:
+    """One committed transaction or DDL statement, in binlog order."""
+
+    gtid: MariaGtid | MysqlGtid
+    file: str
+    begin_pos: int
+    end_pos: int
+    ts_sec: int
+    server_id: int
+    thread: int | None = None
+    db: str | None = None
+    ddl: str | None = None
+    changes: list[RowsChange] = field(default_factory=list)
+    statement: str | None = None  # a statement-logged DML (no row images) in this transaction
+    hold: str | None = None  # offsets position while an XA is open (its start), else None
+    piece: int = 0  # pieces of one large transaction are numbered from 0
+    partial: bool = False  # more pieces of this transaction follow
+
+    @property
+    def row_count(self) -> int:
+        return sum(len(change.rows) for change in self.changes)
