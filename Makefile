@@ -1,11 +1,11 @@
 # gtidmark — the commands the README gives. `make setup` once, then `make test`.
 PY := .venv/bin/python
 STAMP := .venv/.installed
-APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config
+APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config debootstrap
 
-.PHONY: setup test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root test test-unit demo lint typecheck bench clean
 
-setup: apt $(STAMP) jars
+setup: apt mysql-root $(STAMP) jars
 
 apt:
 	@missing=""; \
@@ -15,6 +15,7 @@ apt:
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	[ -f /usr/include/mariadb/mysql.h ] || missing="$$missing libmariadb-dev"; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	[ -x /usr/sbin/debootstrap ] || missing="$$missing debootstrap"; \
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -26,6 +27,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,spark,avro]'
 	@touch $(STAMP)
+
+# MySQL 9 for the tests, in a Debian sid root outside the project (scripts/mysql-root).
+mysql-root: apt
+	@scripts/mysql-root
 
 jars: $(STAMP)
 	$(PY) -m spark_consumer.jars

@@ -12,12 +12,13 @@ import pytest
 
 from tests.connector_tools import ConnectorProcess
 from tests.debezium_runner import DEBEZIUM_SERVER_VERSION
+from tests.mysql_services import MySqlPair
 from tests.services import Broker, MariaDbPair, ServiceError
 
 _counter = itertools.count(1)
 
 
-def _start_or_fail(service: MariaDbPair | Broker, what: str) -> None:
+def _start_or_fail(service: MariaDbPair | MySqlPair | Broker, what: str) -> None:
     try:
         service.start()
     except (ServiceError, OSError) as exc:
@@ -43,6 +44,22 @@ def mariadb(services_dir: Path) -> Iterator[MariaDbPair]:
     _start_or_fail(pair, "MariaDB primary + replica")
     yield pair
     pair.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql(services_dir: Path) -> Iterator[MySqlPair]:
+    """MySQL 9 (from the Debian sid root `make setup` builds): primary + multi-threaded replica."""
+    pair = MySqlPair.create(services_dir)
+    _start_or_fail(pair, "MySQL primary + replica")
+    yield pair
+    pair.stop()
+
+
+@pytest.fixture(params=["mariadb", "mysql"])
+def source(request: pytest.FixtureRequest) -> MariaDbPair | MySqlPair:
+    """Either flavour's primary + replica: a test that takes it runs on both."""
+    pair: MariaDbPair | MySqlPair = request.getfixturevalue(request.param)
+    return pair
 
 
 @pytest.fixture(scope="session")

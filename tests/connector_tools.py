@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.kafka_tools import consume_all
+from tests.mysql_services import MySqlPair
 from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
+
+SourcePair = MariaDbPair | MySqlPair  # what a test streams from: either flavour's pair
+CONNECTOR_CLASS = {"mariadb": "io.debezium.connector.mariadb.MariaDbConnector",
+                   "mysql": "io.debezium.connector.mysql.MySqlConnector"}
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,10 +36,10 @@ QUICK_LEASE = {"ha.session.timeout.ms": "3000", "producer.message.timeout.ms": "
 PRODUCT_LEASE = {"ha__session__timeout__ms": "10000"}
 
 
-def connector_document(mariadb: MariaDbPair, broker: Broker, prefix: str,
+def connector_document(mariadb: SourcePair, broker: Broker, prefix: str,
                        **settings: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
-        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        "connector.class": CONNECTOR_CLASS[mariadb.flavour],
         "database.hostname": "127.0.0.1",
         "database.port": str(mariadb.replica.port),
         "database.user": CDC_USER,
@@ -171,7 +176,7 @@ def rebuild(bootstrap: str, topic: str) -> tuple[dict[str, dict[str, Any]], list
     return table, envelopes
 
 
-def source_rows(mariadb: MariaDbPair, db: str, table: str,
+def source_rows(mariadb: SourcePair, db: str, table: str,
                 key: list[str]) -> dict[str, dict[str, Any]]:
     """The primary's rows keyed like `rebuild` keys them."""
     conn = mariadb.primary.root(db)

@@ -169,6 +169,7 @@ class MariaDbPair:
 
     primary: MariaDb
     replica: MariaDb
+    flavour = "mariadb"
 
     @classmethod
     def create(cls, base: Path) -> MariaDbPair:

@@ -7,6 +7,7 @@ import decimal
 import random
 from typing import Any
 
+from tests.mysql_services import MySqlPair
 from tests.services import MariaDbPair
 
 TABLES = {
@@ -21,7 +22,7 @@ TABLES = {
 
 
 class Workload:
-    def __init__(self, mariadb: MariaDbPair, db: str, seed: int) -> None:
+    def __init__(self, mariadb: MariaDbPair | MySqlPair, db: str, seed: int) -> None:
         self.mariadb = mariadb
         self.db = db
         self.rng = random.Random(seed)
@@ -138,7 +139,7 @@ class Workload:
         self.conn.close()
 
 
-def synced_workload(mariadb: MariaDbPair, db: str, seed: int) -> Workload:
+def synced_workload(mariadb: MariaDbPair | MySqlPair, db: str, seed: int) -> Workload:
     """A workload whose tables the replica has too, so a connector started next captures them."""
     workload = Workload(mariadb, db, seed)
     workload.create()

@@ -178,7 +178,9 @@ def _post_headers(stream: BinLogStreamReader) -> dict[int, int]:
     lengths = {}
     for kind, known in _KNOWN_POST_HEADERS.items():
         length = declared[kind - 1] if kind - 1 < len(declared) else known
-        if length < known:
+        if length == 0:
+            length = known  # a type this server never writes (MySQL 8+: v1 rows events)
+        elif length < known:
             raise ValueError(f"binlog event type {kind} declares a post-header of {length} "
                              f"bytes, shorter than its {known}")
         lengths[kind] = length

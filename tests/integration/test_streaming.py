@@ -14,16 +14,17 @@ from typing import Any
 
 import pytest
 
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import flavour_named
 from tests.connector_tools import (
     ConnectorProcess,
+    SourcePair,
     connector_document,
     rebuild,
     source_rows,
     wait_until,
 )
 from tests.kafka_tools import consume_all, list_topics
-from tests.services import Broker, MariaDbPair
+from tests.services import Broker
 from tests.workload import TABLES, Workload
 
 
@@ -39,14 +40,15 @@ def committed_offsets(broker: Broker, doc: dict[str, Any]) -> dict[str, Any] | N
     return found
 
 
-def wait_caught_up(mariadb: MariaDbPair, broker: Broker, doc: dict[str, Any],
+def wait_caught_up(mariadb: SourcePair, broker: Broker, doc: dict[str, Any],
                    timeout: float = 240) -> None:
     """Until the committed offsets cover everything the primary has written."""
-    target = MariaDbGtidPos.parse(mariadb.wait_synced())
+    flavour = flavour_named(mariadb.flavour)
+    target = flavour.position(mariadb.wait_synced())
 
     def covered() -> bool:
         offsets = committed_offsets(broker, doc)
-        return offsets is not None and MariaDbGtidPos.parse(offsets["gtids"]).covers(target)
+        return offsets is not None and flavour.position(offsets["gtids"]).covers(target)
 
     wait_until(covered, timeout, f"committed offsets to cover {target}")
 
@@ -55,7 +57,7 @@ def as_int64(value: int | None) -> int | None:
     return None if value is None else value - 2**64 if value >= 2**63 else value
 
 
-def assert_tables_match(mariadb: MariaDbPair, broker: Broker, db: str) -> int:
+def assert_tables_match(mariadb: SourcePair, broker: Broker, db: str) -> int:
     total = 0
     for table, (_, key) in TABLES.items():
         rebuilt, envelopes = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
@@ -83,21 +85,21 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_rebuild_from_topics_equals_primary(mariadb: MariaDbPair, broker: Broker,
+def test_rebuild_from_topics_equals_primary(source: SourcePair, broker: Broker,
                                             unique_name: str, workdir: Path) -> None:
     db = unique_name
-    workload = Workload(mariadb, db, seed=11)
+    workload = Workload(source, db, seed=11)
     workload.create()
-    mariadb.wait_synced()
-    doc = connector_document(mariadb, broker, db)
+    source.wait_synced()
+    doc = connector_document(source, broker, db)
     conn = ConnectorProcess(doc, workdir)
     conn.start()
     try:
         conn.wait_log("streaming from the current position")
         workload.run(20_000, add_column_at=0.5)
         workload.close()
-        wait_caught_up(mariadb, broker, doc)
-        events = assert_tables_match(mariadb, broker, db)
+        wait_caught_up(source, broker, doc)
+        events = assert_tables_match(source, broker, db)
         assert events >= 20_000
         assert conn.stop() == 0
     finally:
@@ -107,14 +109,14 @@ def test_rebuild_from_topics_equals_primary(mariadb: MariaDbPair, broker: Broker
     assert any("ADD COLUMN note" in d for d in ddls)
 
 
-def test_sigkill_at_random_moments_loses_nothing(mariadb: MariaDbPair, broker: Broker,
+def test_sigkill_at_random_moments_loses_nothing(source: SourcePair, broker: Broker,
                                                  unique_name: str, workdir: Path) -> None:
     db = unique_name
     rng = random.Random(7)
-    workload = Workload(mariadb, db, seed=23)
+    workload = Workload(source, db, seed=23)
     workload.create()
-    mariadb.wait_synced()
-    doc = connector_document(mariadb, broker, db)
+    source.wait_synced()
+    doc = connector_document(source, broker, db)
     conn = ConnectorProcess(doc, workdir)
     conn.start()
     try:
@@ -129,8 +131,8 @@ def test_sigkill_at_random_moments_loses_nothing(mariadb: MariaDbPair, broker: B
             conn.wait_log("resuming from committed offsets")
         workload.run(3000, add_column_at=None)
         workload.close()
-        wait_caught_up(mariadb, broker, doc)
-        assert_tables_match(mariadb, broker, db)
+        wait_caught_up(source, broker, doc)
+        assert_tables_match(source, broker, db)
         assert conn.log().count("resuming from committed offsets") == 3
     finally:
         conn.ensure_stopped()
