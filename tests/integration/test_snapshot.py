@@ -13,16 +13,23 @@ from typing import Any
 
 from connector.config import parse_config
 from signals.send import build_signal, send_signal
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from tests.connector_tools import (
+    ConnectorProcess,
+    SourcePair,
+    connector_document,
+    rebuild,
+    source_rows,
+)
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import produce
 from tests.services import Broker, MariaDbPair
+from tests.workload import insert_sequence
 
 
 class Writer(threading.Thread):
     """Updates, deletes and inserts keys of one table until stopped."""
 
-    def __init__(self, mariadb: MariaDbPair, db: str, table: str, max_id: int,
+    def __init__(self, mariadb: SourcePair, db: str, table: str, max_id: int,
                  seed: int, per_second: float = 500.0) -> None:
         super().__init__(daemon=True)
         self.conn = mariadb.primary.root(db)
@@ -65,16 +72,15 @@ class Writer(threading.Thread):
         return self.writes
 
 
-def make_table(mariadb: MariaDbPair, db: str, rows: int, table: str = "big") -> None:
+def make_table(mariadb: SourcePair, db: str, rows: int, table: str = "big") -> None:
     mariadb.primary.execute(f"CREATE DATABASE IF NOT EXISTS {db}")
     mariadb.primary.execute(f"CREATE TABLE {db}.{table} (id INT PRIMARY KEY, v BIGINT, "
                             "s VARCHAR(40), d DECIMAL(10,3))")
-    mariadb.primary.execute(f"INSERT INTO {db}.{table} SELECT seq, seq * 3, CONCAT('row', seq), "
-                            f"seq / 7 FROM {db}.seq_1_to_{rows}")
+    insert_sequence(mariadb, db, table, rows, "seq, seq * 3, CONCAT('row', seq), seq / 7")
     mariadb.wait_synced()
 
 
-def compare(mariadb: MariaDbPair, broker: Broker, db: str, table: str,
+def compare(mariadb: SourcePair, broker: Broker, db: str, table: str,
             key: list[str]) -> list[dict[str, Any]]:
     rebuilt, envelopes = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
     expected = source_rows(mariadb, db, table, key)
@@ -87,7 +93,7 @@ def compare(mariadb: MariaDbPair, broker: Broker, db: str, table: str,
 
 
 
-def start(mariadb: MariaDbPair, broker: Broker, db: str, workdir: Path,
+def start(mariadb: SourcePair, broker: Broker, db: str, workdir: Path,
           started: list[ConnectorProcess], **settings: Any) -> ConnectorProcess:
     doc = connector_document(mariadb, broker, db, **settings)
     proc = ConnectorProcess(doc, workdir)
@@ -103,20 +109,20 @@ def signal(proc: ConnectorProcess, action: str, **kwargs: Any) -> None:
 
 
 def test_snapshot_under_concurrent_writes_equals_primary(
-        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path,
         connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 200_000)
-    proc = start(mariadb, broker, db, tmp_path, connector)
-    writer = Writer(mariadb, db, "big", 200_000, seed=5)
+    make_table(source, db, 200_000)
+    proc = start(source, broker, db, tmp_path, connector)
+    writer = Writer(source, db, "big", 200_000, seed=5)
     writer.start()
     try:
         signal(proc, "execute-snapshot", tables=[f"{db}.big"])
         proc.wait_log(f"snapshot of {db}.big complete", timeout=300)
     finally:
         writes = writer.stop()
-    wait_caught_up(mariadb, broker, proc_doc(proc))
-    envelopes = compare(mariadb, broker, db, "big", ["id"])
+    wait_caught_up(source, broker, proc_doc(proc))
+    envelopes = compare(source, broker, db, "big", ["id"])
     reads = [e for e in envelopes if e["op"] == "r"]
     assert writes > 100
     assert len(reads) > 150_000
@@ -151,41 +157,41 @@ def test_composite_string_key_with_condition(mariadb: MariaDbPair, broker: Broke
     assert len({json.dumps(e["after"], sort_keys=True) for e in envelopes}) == len(envelopes)
 
 
-def test_idle_source_snapshot_needs_no_heartbeat(mariadb: MariaDbPair, broker: Broker,
+def test_idle_source_snapshot_needs_no_heartbeat(source: SourcePair, broker: Broker,
                                                  unique_name: str, tmp_path: Path,
                                                  connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 100_000, table="idle")
-    proc = start(mariadb, broker, db, tmp_path, connector, heartbeat__interval__ms="0")
+    make_table(source, db, 100_000, table="idle")
+    proc = start(source, broker, db, tmp_path, connector, heartbeat__interval__ms="0")
     started = time.monotonic()
     signal(proc, "execute-snapshot", tables=[f"{db}.idle"])
     proc.wait_log(f"snapshot of {db}.idle complete", timeout=120)
     elapsed = time.monotonic() - started
-    envelopes = compare(mariadb, broker, db, "idle", ["id"])
+    envelopes = compare(source, broker, db, "idle", ["id"])
     assert len(envelopes) == 100_000 and {e["op"] for e in envelopes} == {"r"}
     # 98 chunks of 1024 rows: a window waiting for heartbeats would take minutes.
     assert elapsed < 100
 
 
-def test_ddl_while_chunking_reselects(mariadb: MariaDbPair, broker: Broker, unique_name: str,
+def test_ddl_while_chunking_reselects(source: SourcePair, broker: Broker, unique_name: str,
                                       tmp_path: Path,
                                       connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 30_000, table="alt")
-    proc = start(mariadb, broker, db, tmp_path, connector,
+    make_table(source, db, 30_000, table="alt")
+    proc = start(source, broker, db, tmp_path, connector,
                  incremental__snapshot__chunk__size="500",
                  incremental__snapshot__chunk__delay__ms="20")
     signal(proc, "execute-snapshot", tables=[f"{db}.alt"])
     proc.wait_log(f"snapshot of {db}.alt starts")
     time.sleep(0.5)
-    mariadb.primary.execute(f"ALTER TABLE {db}.alt ADD COLUMN extra VARCHAR(10)")
-    mariadb.primary.execute(f"UPDATE {db}.alt SET extra = 'x' WHERE id % 1000 = 0")
+    source.primary.execute(f"ALTER TABLE {db}.alt ADD COLUMN extra VARCHAR(10)")
+    source.primary.execute(f"UPDATE {db}.alt SET extra = 'x' WHERE id % 1000 = 0")
     time.sleep(0.3)
-    mariadb.primary.execute(f"ALTER TABLE {db}.alt DROP COLUMN s")
+    source.primary.execute(f"ALTER TABLE {db}.alt DROP COLUMN s")
     proc.wait_log(f"snapshot of {db}.alt complete", timeout=120)
-    wait_caught_up(mariadb, broker, proc_doc(proc))
+    wait_caught_up(source, broker, proc_doc(proc))
     rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.alt")
-    expected = source_rows(mariadb, db, "alt", ["id"])
+    expected = source_rows(source, db, "alt", ["id"])
     assert rebuilt.keys() == expected.keys()
     # Rows emitted after the DROP carry no `s`; rows never touched again keep the old one.
     wrong = [k for k, row in expected.items()
@@ -193,36 +199,36 @@ def test_ddl_while_chunking_reselects(mariadb: MariaDbPair, broker: Broker, uniq
     assert not wrong, f"{len(wrong)} differ, e.g. {expected[wrong[0]]} != {rebuilt[wrong[0]]}"
 
 
-def test_sigkill_mid_snapshot_resumes_not_restarts(mariadb: MariaDbPair, broker: Broker,
+def test_sigkill_mid_snapshot_resumes_not_restarts(source: SourcePair, broker: Broker,
                                                    unique_name: str, tmp_path: Path,
                                                    connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 60_000, table="kill")
-    proc = start(mariadb, broker, db, tmp_path, connector,
+    make_table(source, db, 60_000, table="kill")
+    proc = start(source, broker, db, tmp_path, connector,
                  incremental__snapshot__chunk__size="1000",
                  incremental__snapshot__chunk__delay__ms="30")
     signal(proc, "execute-snapshot", tables=[f"{db}.kill"])
     proc.wait_log(f"snapshot of {db}.kill starts")
     time.sleep(2.5)
     proc.kill()
-    mariadb.primary.execute(f"UPDATE {db}.kill SET v = -v WHERE id % 5000 = 1")
+    source.primary.execute(f"UPDATE {db}.kill SET v = -v WHERE id % 5000 = 1")
     proc.start()
     proc.wait_log("resumes")
     resumed = proc.log()[proc.log_offset:]
     assert f"{db}.kill: 0/" not in resumed.split("resumes", 1)[1].splitlines()[0]
     proc.wait_log(f"snapshot of {db}.kill complete", timeout=120)
-    wait_caught_up(mariadb, broker, proc_doc(proc))
-    envelopes = compare(mariadb, broker, db, "kill", ["id"])
+    wait_caught_up(source, broker, proc_doc(proc))
+    envelopes = compare(source, broker, db, "kill", ["id"])
     reads = sum(1 for e in envelopes if e["op"] == "r")
     assert 60_000 <= reads < 60_000 + 10_000  # duplicates bounded by what was in flight
 
 
-def test_bad_signals_are_logged_and_skipped(mariadb: MariaDbPair, broker: Broker,
+def test_bad_signals_are_logged_and_skipped(source: SourcePair, broker: Broker,
                                             unique_name: str, tmp_path: Path,
                                             connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 2_000, table="ok")
-    proc = start(mariadb, broker, db, tmp_path, connector)
+    make_table(source, db, 2_000, table="ok")
+    proc = start(source, broker, db, tmp_path, connector)
     topic = f"{db}-signal"
     good = build_signal("execute-snapshot", tables=[f"{db}.ok"]).to_json()
     produce(broker.bootstrap, topic, [
@@ -241,17 +247,17 @@ def test_bad_signals_are_logged_and_skipped(mariadb: MariaDbPair, broker: Broker
     assert "someone-else" in log
     assert f"{db}.missing" in log and "matches no captured table" in log
     assert "no_such_column" in log or "not valid SQL" in log
-    mariadb.primary.execute(f"INSERT INTO {db}.ok VALUES (999999, 1, 'after', 0)")
-    wait_caught_up(mariadb, broker, proc_doc(proc))
-    compare(mariadb, broker, db, "ok", ["id"])
+    source.primary.execute(f"INSERT INTO {db}.ok VALUES (999999, 1, 'after', 0)")
+    wait_caught_up(source, broker, proc_doc(proc))
+    compare(source, broker, db, "ok", ["id"])
 
 
-def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker: Broker,
+def test_pause_survives_restart_throttle_and_status(source: SourcePair, broker: Broker,
                                                     unique_name: str, tmp_path: Path,
                                                     connector: list[ConnectorProcess]) -> None:
     db = unique_name
-    make_table(mariadb, db, 20_000, table="slow")
-    proc = start(mariadb, broker, db, tmp_path, connector,
+    make_table(source, db, 20_000, table="slow")
+    proc = start(source, broker, db, tmp_path, connector,
                  incremental__snapshot__chunk__size="500",
                  incremental__snapshot__chunk__delay__ms="100")
     signal(proc, "execute-snapshot", tables=[f"{db}.slow"])
@@ -275,5 +281,5 @@ def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker
     proc.wait_log("chunk size 5000")
     signal(proc, "resume-snapshot")
     proc.wait_log(f"snapshot of {db}.slow complete", timeout=120)
-    wait_caught_up(mariadb, broker, proc_doc(proc))
-    compare(mariadb, broker, db, "slow", ["id"])
+    wait_caught_up(source, broker, proc_doc(proc))
+    compare(source, broker, db, "slow", ["id"])
