@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from signals.send import build_signal, send_signal
 from tests.connector_tools import (
     PRODUCT_LEASE,
     ConnectorProcess,
+    SourcePair,
     connector_document,
     rebuild,
     source_rows,
@@ -25,33 +27,52 @@ from tests.connector_tools import (
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
+from tests.workload import insert_sequence
+
+
+@contextmanager
+def connector_on(pair: SourcePair, broker: Broker, db: str, tmp_path: Path,
+                 settings: dict[str, str]
+                 ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+    """A streaming connector on `db`.t of `pair`'s replica."""
+    pair.primary.execute(f"CREATE DATABASE {db}")
+    pair.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
+    pair.wait_synced()
+    doc = connector_document(pair, broker, db, heartbeat__interval__ms="300",
+                             provide__transaction__metadata="true", **settings)
+    proc = ConnectorProcess(doc, tmp_path)
+    proc.start()
+    try:
+        proc.wait_log("binlog stream open")
+        yield db, proc, doc
+    finally:
+        proc.ensure_stopped()
 
 
 @pytest.fixture
 def running(request: pytest.FixtureRequest, mariadb: MariaDbPair, broker: Broker,
             unique_name: str, tmp_path: Path
             ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
-    """A streaming connector on `db`.t; indirect parameters are extra settings."""
-    lease_settings: dict[str, str] = getattr(request, "param", {})
-    db = unique_name
-    mariadb.primary.execute(f"CREATE DATABASE {db}")
-    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
-    mariadb.wait_synced()
-    doc = connector_document(mariadb, broker, db, heartbeat__interval__ms="300",
-                             provide__transaction__metadata="true", **lease_settings)
-    proc = ConnectorProcess(doc, tmp_path)
-    proc.start()
-    proc.wait_log("binlog stream open")
-    yield db, proc, doc
-    proc.ensure_stopped()
+    """A streaming connector on MariaDB's `db`.t; indirect parameters are extra settings."""
+    with connector_on(mariadb, broker, unique_name, tmp_path,
+                      getattr(request, "param", {})) as running:
+        yield running
 
 
-def insert(mariadb: MariaDbPair, db: str, start: int, count: int) -> None:
-    mariadb.primary.execute(f"INSERT INTO {db}.t SELECT seq, CONCAT('v', seq) FROM "
-                            f"{db}.seq_{start}_to_{start + count - 1}")
+@pytest.fixture
+def running_on(source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path
+               ) -> Iterator[tuple[str, ConnectorProcess, dict[str, Any]]]:
+    """`running` on either flavour (the test takes `source` too)."""
+    with connector_on(source, broker, unique_name, tmp_path, {}) as running:
+        yield running
 
 
-def assert_same(mariadb: MariaDbPair, broker: Broker, db: str, table: str = "t") -> None:
+def insert(pair: SourcePair, db: str, start: int, count: int) -> None:
+    insert_sequence(pair, db, "t", count,
+                    f"seq + {start - 1}, CONCAT('v', seq + {start - 1})")
+
+
+def assert_same(mariadb: SourcePair, broker: Broker, db: str, table: str = "t") -> None:
     rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
     assert rebuilt == source_rows(mariadb, db, table, ["id"])
 
@@ -76,43 +97,43 @@ def test_paused_broker_stalls_then_catches_up(mariadb: MariaDbPair, broker: Brok
     assert proc.proc is not None and proc.proc.poll() is None
 
 
-def binlog_dump_threads(mariadb: MariaDbPair) -> list[int]:
+def binlog_dump_threads(mariadb: SourcePair) -> list[int]:
     rows = mariadb.replica.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE "
                                    "USER = %s AND COMMAND LIKE 'Binlog Dump%%'", (CDC_USER,))
     return [int(r[0]) for r in rows]
 
 
 def test_dropped_db_connection_resumes_from_last_gtid(
-        mariadb: MariaDbPair, broker: Broker,
-        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
-    db, proc, doc = running
-    insert(mariadb, db, 1, 500)
-    mariadb.wait_synced()
-    for thread in binlog_dump_threads(mariadb):
-        mariadb.replica.execute(f"KILL {thread}")
-    insert(mariadb, db, 1000, 500)
+        source: SourcePair, broker: Broker,
+        running_on: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running_on
+    insert(source, db, 1, 500)
+    source.wait_synced()
+    for thread in binlog_dump_threads(source):
+        source.replica.execute(f"KILL {thread}")
+    insert(source, db, 1000, 500)
     proc.wait_log("reconnecting from GTID")
-    wait_caught_up(mariadb, broker, doc)
-    assert_same(mariadb, broker, db)
+    wait_caught_up(source, broker, doc)
+    assert_same(source, broker, db)
     # No replay from the library's original position: every insert appears exactly once.
     creates = [m for m in consume_all(broker.bootstrap, f"{db}.{db}.t")
                if m.value() is not None and json.loads(m.value())["payload"]["op"] == "c"]
     assert len(creates) == 1000
 
 
-def test_replica_restart_is_survived(mariadb: MariaDbPair, broker: Broker,
-                                     running: tuple[str, ConnectorProcess,
+def test_replica_restart_is_survived(source: SourcePair, broker: Broker,
+                                     running_on: tuple[str, ConnectorProcess,
                                                     dict[str, Any]]) -> None:
-    db, proc, doc = running
-    insert(mariadb, db, 1, 300)
-    mariadb.wait_synced()
-    mariadb.replica.stop()
-    insert(mariadb, db, 1000, 300)
-    mariadb.replica.start()
-    mariadb.replica.execute("START SLAVE")
-    insert(mariadb, db, 2000, 300)
-    wait_caught_up(mariadb, broker, doc)
-    assert_same(mariadb, broker, db)
+    db, proc, doc = running_on
+    insert(source, db, 1, 300)
+    source.wait_synced()
+    source.replica.stop()
+    insert(source, db, 1000, 300)
+    source.replica.start()
+    source.replica.execute("START REPLICA")
+    insert(source, db, 2000, 300)
+    wait_caught_up(source, broker, doc)
+    assert_same(source, broker, db)
     assert "reconnecting from GTID" in proc.log()
 
 
@@ -188,32 +209,32 @@ def test_restart_decodes_old_events_with_their_own_schema(
     assert any("CHANGE COLUMN v w" in h["ddl"] for h in history)
 
 
-def test_connector_never_writes(mariadb: MariaDbPair, broker: Broker, unique_name: str,
+def test_connector_never_writes(source: SourcePair, broker: Broker, unique_name: str,
                                 tmp_path: Path) -> None:
     db = unique_name
-    r = mariadb.replica
+    r = source.replica
     r.execute("SET GLOBAL general_log_file = %s", (str(tmp_path / "general.log"),))
     r.execute("SET GLOBAL log_output = 'FILE'")
     r.execute("SET GLOBAL general_log = 1")
     try:
-        mariadb.primary.execute(f"CREATE DATABASE {db}")
-        mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)")
-        mariadb.primary.execute(f"INSERT INTO {db}.t SELECT seq, seq FROM {db}.seq_1_to_3000")
-        mariadb.wait_synced()
-        doc = connector_document(mariadb, broker, db, snapshot__mode="initial",
+        source.primary.execute(f"CREATE DATABASE {db}")
+        source.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v INT)")
+        insert_sequence(source, db, "t", 3000, "seq, seq")
+        source.wait_synced()
+        doc = connector_document(source, broker, db, snapshot__mode="initial",
                                  incremental__snapshot__chunk__size="500")
         proc = ConnectorProcess(doc, tmp_path)
         proc.start()
         try:
             proc.wait_log(f"snapshot of {db}.t complete", timeout=60)
-            mariadb.primary.execute(f"UPDATE {db}.t SET v = -v WHERE id < 10")
-            wait_caught_up(mariadb, broker, doc)
+            source.primary.execute(f"UPDATE {db}.t SET v = -v WHERE id < 10")
+            wait_caught_up(source, broker, doc)
             assert proc.stop() == 0
         finally:
             proc.ensure_stopped()
     finally:
         r.execute("SET GLOBAL general_log = 0")
-    assert_same(mariadb, broker, db)
+    assert_same(source, broker, db)
     log = (tmp_path / "general.log").read_text(errors="replace")
     cdc_threads = set(re.findall(rf"\s(\d+) Connect\s+{CDC_USER}@", log))
     assert cdc_threads, "the general log shows no connection of the connector"

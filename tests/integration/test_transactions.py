@@ -13,16 +13,22 @@ from confluent_kafka import Consumer, TopicPartition
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import (
     ConnectorProcess,
+    SourcePair,
     connector_document,
     rebuild,
     streaming_connector,
 )
-from tests.integration.test_resilience import assert_same, binlog_dump_threads, running
+from tests.integration.test_resilience import (
+    assert_same,
+    binlog_dump_threads,
+    running,
+    running_on,
+)
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.services import Broker, MariaDbPair, wait_for
 
-__all__ = ["running"]  # the fixture
+__all__ = ["running", "running_on"]  # the fixtures
 
 PIECE_ROWS = "2000"
 
@@ -40,10 +46,10 @@ def execute_each(connection: Any, statements: Iterable[str]) -> None:
 
 
 def test_two_phase_xa_is_emitted_at_commit_and_dropped_at_rollback(
-        mariadb: MariaDbPair, broker: Broker,
-        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
-    db, _, doc = running
-    conn = mariadb.primary.root(db)
+        source: SourcePair, broker: Broker,
+        running_on: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, _, doc = running_on
+    conn = source.primary.root(db)
     execute_each(conn, ("XA START 'a'", "INSERT INTO t VALUES (1, 'a1'), (2, 'a2')",
                         "XA END 'a'", "XA PREPARE 'a'", "XA COMMIT 'a'",
                         "XA START 'b'", "INSERT INTO t VALUES (3, 'b')", "XA END 'b'",
@@ -52,30 +58,30 @@ def test_two_phase_xa_is_emitted_at_commit_and_dropped_at_rollback(
                         "UPDATE t SET v = 'c1' WHERE id = 1", "XA END 'c'",
                         "XA COMMIT 'c' ONE PHASE"))
     conn.close()
-    wait_caught_up(mariadb, broker, doc)
+    wait_caught_up(source, broker, doc)
     assert ids(broker, db) == [1, 2, 4]
-    assert_same(mariadb, broker, db)
+    assert_same(source, broker, db)
 
 
 def test_restart_between_xa_prepare_and_commit_loses_nothing(
-        mariadb: MariaDbPair, broker: Broker,
-        running: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
-    db, proc, doc = running
-    xa = mariadb.primary.root(db)
+        source: SourcePair, broker: Broker,
+        running_on: tuple[str, ConnectorProcess, dict[str, Any]]) -> None:
+    db, proc, doc = running_on
+    xa = source.primary.root(db)
     execute_each(xa, ("XA START 'd'", "INSERT INTO t VALUES (10, 'd'), (11, 'd')",
                       "XA END 'd'", "XA PREPARE 'd'"))
-    mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (20, 'after prepare')")
-    mariadb.wait_synced()
+    source.primary.execute(f"INSERT INTO {db}.t VALUES (20, 'after prepare')")
+    source.wait_synced()
     wait_for(lambda: ids(broker, db) == [20], 60, "the row written after the prepare")
     assert proc.stop() == 0  # a clean stop commits the offsets of everything emitted
     execute_each(xa, ["XA COMMIT 'd'"])
     xa.close()
-    mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (30, 'after commit')")
+    source.primary.execute(f"INSERT INTO {db}.t VALUES (30, 'after commit')")
     proc.start()
     proc.wait_log("resuming from committed offsets")
-    wait_caught_up(mariadb, broker, doc)
+    wait_caught_up(source, broker, doc)
     assert ids(broker, db) == [10, 11, 20, 30]
-    assert_same(mariadb, broker, db)
+    assert_same(source, broker, db)
 
 
 @pytest.fixture
