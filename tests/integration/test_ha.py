@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from connector.gtid import MariaDbGtidPos
-from tests.connector_tools import ConnectorProcess, connector_document, wait_until
+from connector.flavours import flavour_named
+from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, wait_until
 from tests.integration.test_snapshot import Writer, compare, make_table, signal
 from tests.kafka_tools import consume_all, list_topics
 from tests.services import Broker, MariaDbPair, ServiceError
@@ -141,18 +141,19 @@ def thaw(pids: list[int]) -> None:
             os.kill(pid, unix_signal.SIGCONT)
 
 
-def wait_covered(mariadb: MariaDbPair, broker: Broker, doc: dict[str, Any],
+def wait_covered(mariadb: SourcePair, broker: Broker, doc: dict[str, Any],
                  timeout: float = 240) -> None:
-    target = MariaDbGtidPos.parse(mariadb.wait_synced())
+    flavour = flavour_named(mariadb.flavour)
+    target = flavour.position(mariadb.wait_synced())
 
     def covered() -> bool:
         record = leader_record(offsets_records(broker, doc))
-        return record is not None and MariaDbGtidPos.parse(record["gtids"]).covers(target)
+        return record is not None and flavour.position(record["gtids"]).covers(target)
 
     wait_until(covered, timeout, f"the leader's offsets to cover {target}")
 
 
-def leading_group(mariadb: MariaDbPair, broker: Broker, group_factory: Any, db: str,
+def leading_group(mariadb: SourcePair, broker: Broker, group_factory: Any, db: str,
                   rows: int, size: int = 2, **extra: Any
                   ) -> tuple[dict[str, Any], Group, dict[str, Any]]:
     """`db`.big of `rows` rows and `size` instances started: (document, group, first claim)."""
@@ -173,13 +174,13 @@ def thaw_until_stepped_down(zombie: ConnectorProcess, frozen: list[int]) -> int:
     return mark
 
 
-def test_one_leader_and_takeovers_lose_nothing(mariadb: MariaDbPair, broker: Broker,
+def test_one_leader_and_takeovers_lose_nothing(source: SourcePair, broker: Broker,
                                                unique_name: str, group_factory: Any) -> None:
     db = unique_name
-    doc, group, first = leading_group(mariadb, broker, group_factory, db, 30_000, 3,
+    doc, group, first = leading_group(source, broker, group_factory, db, 30_000, 3,
                                       incremental__snapshot__chunk__size="500",
                                       incremental__snapshot__chunk__delay__ms="50")
-    writer = Writer(mariadb, db, "big", 30_000, seed=11, per_second=200)
+    writer = Writer(source, db, "big", 30_000, seed=11, per_second=200)
     writer.start()
     takeovers: list[float] = []
     try:
@@ -208,8 +209,8 @@ def test_one_leader_and_takeovers_lose_nothing(mariadb: MariaDbPair, broker: Bro
                    "the snapshot committed as finished")
     finally:
         writer.stop()
-    wait_covered(mariadb, broker, doc)
-    envelopes = compare(mariadb, broker, db, "big", ["id"])
+    wait_covered(source, broker, doc)
+    envelopes = compare(source, broker, db, "big", ["id"])
     logs = group.logs()
     # The signal acted on exactly once: its effect committed once (signal position and
     # snapshot move forward together, never back), one snapshot run completed.

@@ -18,9 +18,9 @@ from pyspark.sql.types import TimestampType
 
 from connector.config import parse_config
 from signals.send import build_signal, send_signal
-from tests.connector_tools import ConnectorProcess, connector_document, source_rows
+from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, source_rows
 from tests.integration.test_streaming import as_int64, wait_caught_up
-from tests.services import Broker, MariaDbPair
+from tests.services import Broker
 from tests.spark.helpers import apply_once
 from tests.workload import TABLES, Workload
 
@@ -46,14 +46,14 @@ def iceberg_rows(spark: SparkSession, table: str, key: list[str]) -> dict[str, d
 
 
 def test_workload_with_snapshot_and_add_column_lands_in_iceberg_equal_to_primary(
-        spark: SparkSession, mariadb: MariaDbPair, broker: Broker, unique_name: str,
+        spark: SparkSession, source: SourcePair, broker: Broker, unique_name: str,
         tmp_path: Path) -> None:
     db = unique_name
-    workload = Workload(mariadb, db, seed=41)
+    workload = Workload(source, db, seed=41)
     workload.create()
     workload.run(1500, add_column_at=None)  # before the connector: only the snapshot has these
-    mariadb.wait_synced()
-    doc = connector_document(mariadb, broker, db, incremental__snapshot__chunk__size="200")
+    source.wait_synced()
+    doc = connector_document(source, broker, db, incremental__snapshot__chunk__size="200")
     conn = ConnectorProcess(doc, tmp_path)
     conn.start()
     try:
@@ -65,7 +65,7 @@ def test_workload_with_snapshot_and_add_column_lands_in_iceberg_equal_to_primary
         for table in TABLES:
             conn.wait_log(f"snapshot of {db}.{table} complete", timeout=120)
         workload.close()
-        wait_caught_up(mariadb, broker, doc)
+        wait_caught_up(source, broker, doc)
         assert conn.stop() == 0
     finally:
         conn.ensure_stopped()
@@ -75,7 +75,7 @@ def test_workload_with_snapshot_and_add_column_lands_in_iceberg_equal_to_primary
     assert workload.added_column
     compared = 0
     for table, (_, key) in TABLES.items():
-        expected = source_rows(mariadb, db, table, key)
+        expected = source_rows(source, db, table, key)
         actual = iceberg_rows(spark, f"gtidmark.{db}.{table}", key)
         if table == "orders":
             # BIGINT UNSIGNED is int64 on the wire (Debezium's default): two's complement.
