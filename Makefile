@@ -49,8 +49,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
+# make demo [FLAVOUR=mysql]: the source database of the demo (mariadb by default).
+FLAVOUR ?= mariadb
 demo: setup
-	$(PY) -m connector.demo
+	$(PY) -m connector.demo --flavour $(FLAVOUR)
 
 bench: setup
 	$(PY) bench/stream.py

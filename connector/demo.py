@@ -1,23 +1,23 @@
-"""`make demo`: the whole pipeline on one machine, end to end, in a few minutes.
+"""`make demo [FLAVOUR=mysql]`: the whole pipeline on one machine, end to end, in minutes.
 
-Private MariaDB primary + read-only replica and a local broker, sample tables, the connector,
-an incremental snapshot signalled while a writer keeps changing rows, the Spark job `--once`,
-then the source tables next to their Iceberg tables and a verdict. Everything it started is
-stopped, also on Ctrl-C or failure. Exit 0 when every table is equal, else 1.
+A private MariaDB (or, with `--flavour mysql`, MySQL) primary + read-only replica and a local
+broker, sample tables, the connector, an incremental snapshot signalled while a writer keeps
+changing rows, the Spark job `--once`, then the source tables next to their Iceberg tables
+and a verdict. Everything it started is stopped, also on Ctrl-C or failure. Exit 0 when
+every table is equal, else 1.
 
-The local services are the test harness's (`tests/services.py`): one way to run them, so the
-demo runs from a source checkout (`make demo` in the repository root), not from a wheel.
+The databases, sample tables and writer are in `connector/demo_sources.py` (the test
+harness's servers, so the demo runs from a source checkout: `make demo` in the repository
+root); the verdict in `connector/demo_report.py`.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import datetime as dt
-import importlib
 import json
 import logging
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -27,32 +27,27 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
 from connector.config import ConnectorConfig, parse_config
 from connector.demo_report import DB, TABLES, compare_all
-from connector.gtid import MariaDbGtidPos
+from connector.demo_sources import (
+    CUSTOMERS,
+    FLAVOURS,
+    LABELS,
+    ORDERS,
+    Writer,
+    connector_document,
+    create_sample_tables,
+    new_broker,
+    new_pair,
+)
+from connector.flavours import Flavour, flavour_named
+from connector.gtid import Position
 from connector.offsets import read_committed
 
 PREFIX = "demo"
-CUSTOMERS, ORDERS = 3_000, 12_000
-SCHEMA = [
-    f"CREATE DATABASE {DB}",
-    (f"CREATE TABLE {DB}.customers (id INT PRIMARY KEY, name VARCHAR(60) NOT NULL, "
-     "email VARCHAR(80), balance DECIMAL(12,2), signed_up DATETIME) DEFAULT CHARSET=utf8mb4"),
-    (f"CREATE TABLE {DB}.orders (id INT PRIMARY KEY, customer_id INT NOT NULL, "
-     "amount DECIMAL(10,2), status VARCHAR(12), placed_at DATETIME(6))"),
-    (f"INSERT INTO {DB}.customers SELECT seq, CONCAT('customer ', seq), "
-     "CONCAT('c', seq, '@example.com'), MOD(seq * 7919, 1000000) / 100, "
-     "TIMESTAMP '2023-01-01 00:00:00' + INTERVAL seq * 1777 SECOND "
-     f"FROM {DB}.seq_1_to_{CUSTOMERS}"),
-    (f"INSERT INTO {DB}.orders SELECT seq, 1 + MOD(seq * 31, {CUSTOMERS}), "
-     "MOD(seq * 104729, 50000) / 100, "
-     "ELT(1 + MOD(seq, 4), 'new', 'paid', 'shipped', 'returned'), "
-     "TIMESTAMP '2024-01-01 00:00:00' + INTERVAL seq * 613 SECOND "
-     f"+ INTERVAL MOD(seq * 7, 1000000) MICROSECOND FROM {DB}.seq_1_to_{ORDERS}"),
-]
 _START = time.monotonic()
 _CHILD = "GTIDMARK_DEMO_CHILD"  # set in the supervised child that does the work
 _interrupted = threading.Event()
@@ -63,87 +58,16 @@ def say(message: str) -> None:
     print(f"[demo {time.monotonic() - _START:6.1f}s] {message}", flush=True)
 
 
-def harness() -> ModuleType:
-    """`tests.services`, importable when the demo runs from the repository root.
-
-    Imported by name so that type-checking the product packages does not pull in tests/.
-    """
-    try:
-        return importlib.import_module("tests.services")
-    except ImportError as exc:
-        raise SystemExit("the demo runs from a gtidmark source checkout: `make demo` in the "
-                         f"repository root (cannot import tests.services: {exc})") from None
-
-
-class Writer(threading.Thread):
-    """Inserts, updates and deletes rows of both sample tables on the primary until stopped."""
-
-    def __init__(self, primary: Any, seed: int = 7, per_second: float = 150.0) -> None:
-        super().__init__(name="demo-writer", daemon=True)
-        self.conn = primary.root(DB)
-        self.rng = random.Random(seed)
-        self.interval = 1.0 / per_second
-        self.stop_flag = threading.Event()
-        self.writes = 0
-        self.error: BaseException | None = None
-        self.next_id = {"customers": CUSTOMERS + 1, "orders": ORDERS + 1}
-
-    def run(self) -> None:
-        try:
-            next_at = time.monotonic()
-            with self.conn.cursor() as cur:
-                while not self.stop_flag.wait(max(0.0, next_at - time.monotonic())):
-                    next_at += self.interval
-                    self._one(cur)
-                    self.writes += 1
-        except BaseException as exc:  # noqa: BLE001 - surfaced by stop()
-            self.error = exc
-
-    def _one(self, cur: Any) -> None:
-        r = self.rng
-        table = r.choice(TABLES)
-        key = r.randint(1, self.next_id[table] - 1)
-        kind = r.random()
-        if kind < 0.55 and table == "customers":
-            cur.execute("UPDATE customers SET balance = balance + %s, name = %s WHERE id = %s",
-                        (r.randint(-5000, 5000) / 100, f"customer {key} (edited)", key))
-        elif kind < 0.55:
-            cur.execute("UPDATE orders SET status = %s, amount = amount + 1 WHERE id = %s",
-                        (r.choice(["paid", "shipped", "returned", "void"]), key))
-        elif kind < 0.75:
-            cur.execute(f"DELETE FROM {table} WHERE id = %s", (key,))
-        else:
-            new = self.next_id[table]
-            self.next_id[table] += 1
-            stamp = dt.datetime.now().replace(microsecond=r.randint(0, 999_999))
-            if table == "customers":
-                cur.execute("INSERT INTO customers VALUES (%s, %s, %s, %s, %s)",
-                            (new, f"new customer {new}", None, 0, stamp.replace(microsecond=0)))
-            else:
-                cur.execute("INSERT INTO orders VALUES (%s, %s, %s, %s, %s)",
-                            (new, r.randint(1, CUSTOMERS), r.randint(100, 99_999) / 100,
-                             "new", stamp))
-
-    def stop(self) -> int:
-        """Stop writing; the number of writes, or the writer's error raised here."""
-        if not self.stop_flag.is_set():
-            self.stop_flag.set()
-            self.join(30)
-            self.conn.close()
-        if self.error is not None:
-            raise RuntimeError(f"the writer failed: {self.error}") from self.error
-        return self.writes
-
-
 class Connector:
     """`gtidmark run` as a child process in its own session; interesting log lines echoed."""
 
     ECHO = ("streaming from", "snapshot", "ERROR", "WARNING")
 
-    def __init__(self, document: dict[str, Any], workdir: Path) -> None:
+    def __init__(self, document: dict[str, Any], workdir: Path, flavour: Flavour) -> None:
         self.config_path = workdir / "connector.json"
         self.config_path.write_text(json.dumps(document, indent=2))
         self.config: ConnectorConfig = parse_config(document)
+        self.flavour = flavour  # reads and compares the servers' GTID positions
         self.log_path = workdir / "connector.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self._seen = 0
@@ -175,12 +99,12 @@ class Connector:
                                    f"see {self.log_path}")
             time.sleep(0.3)
 
-    def committed_gtids(self) -> MariaDbGtidPos | None:
+    def committed_gtids(self) -> Position | None:
         """The GTID position of the last committed offsets record, if any."""
         committed = read_committed(self.config)
-        return None if committed is None else MariaDbGtidPos.parse(committed.gtids)
+        return None if committed is None else self.flavour.position(committed.gtids)
 
-    def wait_caught_up(self, target: MariaDbGtidPos, timeout: float = 180) -> None:
+    def wait_caught_up(self, target: Position, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while True:
             committed = self.committed_gtids()
@@ -201,21 +125,6 @@ class Connector:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
-
-
-def connector_document(cdc: dict[str, Any], bootstrap: str) -> dict[str, Any]:
-    """The connector.json a user would write for the sample database."""
-    return {"name": f"{PREFIX}-connector", "config": {
-        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
-        "database.hostname": cdc["host"], "database.port": str(cdc["port"]),
-        "database.user": cdc["user"], "database.password": cdc["password"],
-        "database.server.id": "5401", "topic.prefix": PREFIX,
-        "database.include.list": DB, "bootstrap.servers": bootstrap,
-        "snapshot.mode": "no_data",
-        # Small, slightly throttled chunks: the snapshot takes a few seconds, so the writer's
-        # changes really interleave with it (the DBLog window at work).
-        "incremental.snapshot.chunk.size": "500", "incremental.snapshot.chunk.delay.ms": "100",
-    }}
 
 
 def spark_apply(bootstrap: str, warehouse: Path, workdir: Path) -> Any:
@@ -266,16 +175,16 @@ def stderr_to(path: Path) -> Iterator[None]:
         os.close(saved)
 
 
-def run(base: Path, stoppers: list[Any]) -> bool:
+def run(base: Path, stoppers: list[Any], flavour_name: str) -> bool:
     """Steps 1-6; every service is registered in `stoppers` as soon as it starts."""
     from signals.send import build_signal, send_signal
 
-    services = harness()
-    say(f"1/6 starting a private MariaDB primary + read-only replica and a broker in {base}")
-    pair = services.MariaDbPair.create(base)
+    label, flavour = LABELS[flavour_name], flavour_named(flavour_name)
+    say(f"1/6 starting a private {label} primary + read-only replica and a broker in {base}")
+    pair = new_pair(flavour_name, base)
     stoppers.append(pair.stop)
     pair.start()
-    broker = services.Broker(base)
+    broker = new_broker(base)
     stoppers.append(broker.stop)
     with stderr_to(base / "broker-start.log"):  # librdkafka: "connection refused" until up
         broker.start()
@@ -283,13 +192,13 @@ def run(base: Path, stoppers: list[Any]) -> bool:
         f"broker on {broker.bootstrap}")
 
     say(f"2/6 creating {DB}.customers ({CUSTOMERS} rows) and {DB}.orders ({ORDERS} rows)")
-    for sql in SCHEMA:
-        pair.primary.execute(sql)
-    pair.wait_synced()
+    create_sample_tables(pair)
 
     say("3/6 starting the connector on the replica (snapshot.mode=no_data) and a writer "
         "that keeps changing rows on the primary")
-    connector = Connector(connector_document(pair.cdc_settings(), broker.bootstrap), base)
+    document = connector_document(flavour_name, PREFIX, pair.cdc_settings(), broker.bootstrap)
+    say(f"    connector.class {document['config']['connector.class']}")
+    connector = Connector(document, base, flavour)
     stoppers.append(connector.stop)
     connector.start()
     connector.wait_log("streaming from", 60)
@@ -307,7 +216,7 @@ def run(base: Path, stoppers: list[Any]) -> bool:
         connector.wait_log(f"snapshot of {table} complete", 240)
     writes = writer.stop()
     say(f"    snapshot complete; the writer made {writes} changes meanwhile and is stopped")
-    target = MariaDbGtidPos.parse(pair.wait_synced())
+    target = flavour.position(pair.wait_synced())
     connector.wait_caught_up(target)
     say(f"    the connector's committed offsets cover the primary's position {target}")
 
@@ -315,7 +224,7 @@ def run(base: Path, stoppers: list[Any]) -> bool:
     spark = spark_apply(broker.bootstrap, base / "warehouse", base)
 
     say("6/6 comparing every row of the source tables with the Iceberg tables")
-    return compare_all(pair.primary, spark)
+    return compare_all(pair.primary, spark, f"{label} primary")
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -336,12 +245,22 @@ def cleanup(base: Path, keep_logs: bool) -> None:
     if not keep_logs:
         shutil.rmtree(base, ignore_errors=True)
         return
-    for big in (base / "primary" / "data", base / "replica" / "data", base / "warehouse"):
+    for big in [*base.glob("*/data"), base / "warehouse"]:  # the servers' datadirs, Iceberg
         shutil.rmtree(big, ignore_errors=True)
     say(f"logs kept in {base}")
 
 
-def supervise() -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m connector.demo", description="gtidmark end to end on one machine "
+        "(`make demo`, `make demo FLAVOUR=mysql`)")
+    parser.add_argument("--flavour", choices=FLAVOURS, default="mariadb",
+                        help="the source database: MariaDB 10.11 (default) or MySQL 9 from "
+                        "the root `make setup` builds")
+    return parser.parse_args(argv)
+
+
+def supervise(argv: list[str]) -> int:
     """Run the demo in its own session and forward Ctrl-C to it alone.
 
     A terminal's Ctrl-C reaches the whole process group: the broker and the databases would
@@ -349,7 +268,7 @@ def supervise() -> int:
     and stops what it started in order.
     """
     env = {**os.environ, _CHILD: "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "connector.demo"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "connector.demo", *argv], env=env,
                             start_new_session=True)
 
     def forward(signum: int, frame: FrameType | None) -> None:
@@ -361,9 +280,11 @@ def supervise() -> int:
     return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)  # bad arguments: exit 2 here, before anything starts
     if os.environ.get(_CHILD) != "1":
-        return supervise()
+        return supervise(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="      spark | %(message)s")
     logging.getLogger("spark_consumer").setLevel(logging.INFO)
@@ -375,7 +296,7 @@ def main() -> int:
     stoppers: list[Any] = [stop_spark]
     equal = False
     try:
-        equal = run(base, stoppers)
+        equal = run(base, stoppers, args.flavour)
         return 0 if equal else 1
     except KeyboardInterrupt:
         say("interrupted")

@@ -60,7 +60,7 @@ def cell(value: Any) -> str:
 
 
 def side_by_side(table: str, src: tuple[list[str], dict[Any, Row]],
-                 ice: tuple[list[str], dict[Any, Row]]) -> None:
+                 ice: tuple[list[str], dict[Any, Row]], source: str) -> None:
     """The first rows of both tables next to each other, then the counts."""
     def lines(names: list[str], rows: dict[Any, Row]) -> list[str]:
         shown = [rows[k] for k in sorted(rows)[:SHOW_ROWS]]
@@ -71,18 +71,20 @@ def side_by_side(table: str, src: tuple[list[str], dict[Any, Row]],
 
     left, right = lines(*src), lines(*ice)
     width = max(len(line) for line in left)
-    print(f"\n  {'MariaDB primary ' + DB + '.' + table:<{width}} | Iceberg gtidmark.{DB}.{table}")
+    print(f"\n  {source + ' ' + DB + '.' + table:<{width}} | Iceberg gtidmark.{DB}.{table}")
     for a, b in zip(left, right, strict=False):
         print(f"  {a:<{width}} | {b}")
     print(f"  {'... ' + str(len(src[1])) + ' rows':<{width}} | ... {len(ice[1])} rows")
 
 
-def compare_all(primary: Any, spark: Any) -> bool:
-    """Print every table side by side and one verdict line per table; True if all equal."""
+def compare_all(primary: Any, spark: Any, source: str = "MariaDB primary") -> bool:
+    """Print every table side by side and one verdict line per table; True if all equal.
+
+    `source` names where the source rows come from in the header ("MySQL primary")."""
     verdicts = []
     for table in TABLES:
         src, ice = source_rows(primary, table), iceberg_rows(spark, table)
-        side_by_side(table, src, ice)
+        side_by_side(table, src, ice, source)
         verdicts.append((table, differing(src[1], ice[1]), len(src[1])))
     print()
     for table, bad, count in verdicts:
