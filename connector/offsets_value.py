@@ -1,9 +1,10 @@
 """The offsets record's value: one typed contract for every writer and reader of it.
 
 Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
-`server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState`, null when none runs)
-and `signal_offset`. A record written by Debezium has no `signal_offset` key;
-`connector.debezium_offsets` translates those.
+`server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState` as a JSON string, null
+when none runs), `signal_offset`, and the HA writer (`epoch`, `writer_host/pid/since`).
+A record written by Debezium has no `signal_offset` key; `connector.debezium_offsets`
+translates those.
 """
 
 from __future__ import annotations
@@ -31,27 +32,42 @@ class ConnectorOffsets:
     writer: Instance | None = None  # who wrote it: host, pid, active since
 
     def to_json(self) -> dict[str, Any]:
+        """Primitive values only, as Kafka Connect's offset reader requires (a map in an
+        offsets value makes Debezium drop the whole value): the snapshot state goes as a
+        JSON string, like Debezium's own `incremental_snapshot_collections`."""
+        snapshot = None if self.snapshot is None else json.dumps(
+            self.snapshot.to_json(), separators=(",", ":"))
+        writer = self.writer
         return {"gtids": self.gtids, "file": self.file, "pos": self.pos, "event": self.event,
                 "row": self.row, "server_id": self.server_id, "ts_sec": self.ts_sec,
-                "snapshot": None if self.snapshot is None else self.snapshot.to_json(),
-                "signal_offset": self.signal_offset,
+                "snapshot": snapshot, "signal_offset": self.signal_offset,
                 "epoch": self.epoch,
-                "writer": None if self.writer is None else self.writer.to_json()}
+                "writer_host": None if writer is None else writer.host,
+                "writer_pid": None if writer is None else writer.pid,
+                "writer_since": None if writer is None else round(writer.since, 3)}
 
     def to_bytes(self) -> bytes:
         return json.dumps(self.to_json(), separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ConnectorOffsets:
+        """Also the shape versions before 0.2 wrote: `snapshot` and `writer` as maps."""
         signal_offset = data.get("signal_offset")
         snapshot = data.get("snapshot")
+        if isinstance(snapshot, str):
+            snapshot = json.loads(snapshot)
+        writer = data.get("writer")
+        if writer is None and data.get("writer_pid") is not None:
+            writer = {"host": data.get("writer_host"), "pid": data.get("writer_pid"),
+                      "since": data.get("writer_since")}
         return cls(gtids=str(data.get("gtids") or ""), file=str(data.get("file") or ""),
                    pos=int(data.get("pos") or 0), event=int(data.get("event") or 0),
                    row=int(data.get("row") or 0), server_id=int(data.get("server_id") or 0),
-                   ts_sec=int(data.get("ts_sec") or 0), snapshot=SnapshotState.from_json(snapshot) if snapshot else None,
+                   ts_sec=int(data.get("ts_sec") or 0),
+                   snapshot=SnapshotState.from_json(snapshot) if snapshot else None,
                    signal_offset=None if signal_offset is None else int(signal_offset),
                    epoch=int(data.get("epoch") or 0),
-                   writer=Instance.from_json(data.get("writer")))
+                   writer=Instance.from_json(writer))
 
 
 def written_by_gtidmark(data: dict[str, Any]) -> bool:

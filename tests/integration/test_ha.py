@@ -35,8 +35,11 @@ def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[dict[str, Any]]
         return []
     key = json.dumps([doc["name"], {"server": doc["config"]["topic.prefix"]}],
                      separators=(",", ":")).encode()
-    return [json.loads(m.value()) for m in consume_all(broker.bootstrap, topic)
-            if m.key() == key and m.value() is not None]
+    records = [json.loads(m.value()) for m in consume_all(broker.bootstrap, topic)
+               if m.key() == key and m.value() is not None]
+    for record in records:  # the writer's primitive fields, as one map for the tests
+        record["writer"] = {"host": record["writer_host"], "pid": record["writer_pid"]}
+    return records
 
 
 def leader_record(records: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -33,7 +33,16 @@ def test_round_trip_through_the_record_bytes(value: ConnectorOffsets) -> None:
 def test_record_has_kafka_connects_field_names() -> None:
     record: dict[str, Any] = json.loads(ConnectorOffsets(gtids="0-1-2").to_bytes())
     assert set(record) == {"gtids", "file", "pos", "event", "row", "server_id", "ts_sec",
-                           "snapshot", "signal_offset", "epoch", "writer"}
+                           "snapshot", "signal_offset", "epoch", "writer_host", "writer_pid",
+                           "writer_since"}
+
+
+@given(offsets)
+def test_every_value_is_a_primitive_as_kafka_connect_requires(value: ConnectorOffsets) -> None:
+    # org.apache.kafka.connect.storage.OffsetUtils.validateFormat: a map or a list makes
+    # Connect (and Debezium reading our offsets) drop the whole value.
+    record = json.loads(value.to_bytes())
+    assert all(v is None or isinstance(v, (str, int, float, bool)) for v in record.values())
 
 
 def test_murmur2_matches_kafkas_java_test_vectors() -> None:
