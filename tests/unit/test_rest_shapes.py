@@ -52,6 +52,10 @@ def test_offsets_must_be_this_connectors_partition_and_a_position() -> None:
                                                   "offset": {"gtids": "0-1-5,1-2-9"}}]}))
     good.check(CONFIG)
     assert good.value == {"gtids": "0-1-5,1-2-9"}
+    mysql_set = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:etl:1-2"
+    tagged = parse_alter_offsets(body({"offsets": [{"partition": {"server": "shop"},
+                                                    "offset": {"gtids": mysql_set}}]}))
+    tagged.check(CONFIG)  # a MySQL GTID set, tags included
     forget = parse_alter_offsets(body({"offsets": [{"partition": {"server": "shop"},
                                                     "offset": None}]}))
     forget.check(CONFIG)
