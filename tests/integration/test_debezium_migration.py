@@ -17,6 +17,7 @@ from connector.gtid import MariaDbGtidPos
 from connector.kafka import key_partition
 from connector.offsets import read_committed
 from tests.connector_tools import (
+    SourcePair,
     connector_document,
     decode_row,
     source_rows,
@@ -58,7 +59,7 @@ def apply(table: dict[str, dict[str, Any]], key: Any, value: Any) -> None:
     table[ident] = decode_row(after, payload["after"])
 
 
-def debezium(pair: MariaDbPair, broker: Broker, doc: dict[str, Any], workdir: Path,
+def debezium(pair: SourcePair, broker: Broker, doc: dict[str, Any], workdir: Path,
              **extra: str) -> DebeziumProcess:
     """Debezium's MySQL connector under gtidmark's name and prefix, its offsets in Kafka
     (not started); `extra` properties are named with `__` for dots."""
@@ -82,19 +83,19 @@ def create_snap(pair: MariaDbPair, db: str, rows: int, key_type: str = "INT") ->
                          f"FROM {db}.seq_1_to_{rows}")
 
 
-def lost_rows(pair: MariaDbPair, broker: Broker, db: str,
-              debezium_records: list[dict[str, Any]]) -> int:
-    """Primary rows missing or different after Debezium's records then gtidmark's topics."""
+def lost_rows(pair: SourcePair, broker: Broker, db: str,
+              debezium_records: list[dict[str, Any]], debezium_first: bool = True) -> int:
+    """Primary rows missing or different after Debezium's records then gtidmark's topics
+    (or gtidmark's first, where Debezium took over from gtidmark)."""
     lost = 0
     for name, (_, key) in TABLES.items():
         topic = f"{db}.{db}.{name}"
         table: dict[str, dict[str, Any]] = {}
-        for record in debezium_records:
-            if record["topic"] == topic:
-                apply(table, record["key"], record["value"])
-        for msg in consume_all(broker.bootstrap, topic):
-            apply(table, json.loads(msg.key()),
-                  None if msg.value() is None else json.loads(msg.value()))
+        theirs = [(r["key"], r["value"]) for r in debezium_records if r["topic"] == topic]
+        ours = [(json.loads(m.key()), None if m.value() is None else json.loads(m.value()))
+                for m in consume_all(broker.bootstrap, topic)]
+        for record_key, value in theirs + ours if debezium_first else ours + theirs:
+            apply(table, record_key, value)
         for ident, row in source_rows(pair, db, name, key).items():
             if name == "orders":
                 row["flags"] = as_int64(row["flags"])

@@ -9,39 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from connector.config import parse_config
 from connector.flavours import MYSQL
 from connector.offsets import read_committed
-from tests.connector_tools import connector_document, source_rows, streaming_connector
-from tests.integration.test_debezium_migration import apply, debezium, lost_rows
-from tests.integration.test_streaming import as_int64, committed_offsets, wait_caught_up
+from tests.connector_tools import connector_document, streaming_connector
+from tests.integration.test_debezium_migration import debezium, lost_rows
+from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
 from tests.services import Broker, wait_for
-from tests.workload import TABLES, synced_workload
-
-
-def rows_lost_after_us(pair: MySqlPair, broker: Broker, db: str,
-                       debezium_records: list[dict[str, Any]]) -> int:
-    """Primary rows missing or different after gtidmark's topics, then Debezium's records."""
-    lost = 0
-    for name, (_, key) in TABLES.items():
-        topic = f"{db}.{db}.{name}"
-        table: dict[str, dict[str, Any]] = {}
-        for msg in consume_all(broker.bootstrap, topic):
-            apply(table, json.loads(msg.key()),
-                  None if msg.value() is None else json.loads(msg.value()))
-        for record in debezium_records:
-            if record["topic"] == topic:
-                apply(table, record["key"], record["value"])
-        for ident, row in source_rows(pair, db, name, key).items():
-            if name == "orders":
-                row["flags"] = as_int64(row["flags"])
-            got = table.get(ident)
-            lost += got is None or any(got.get(c) != v for c, v in row.items())
-    return lost
+from tests.workload import synced_workload
 
 
 def test_gtidmark_resumes_from_debeziums_mysql_gtid_set(
@@ -49,12 +27,12 @@ def test_gtidmark_resumes_from_debeziums_mysql_gtid_set(
     db = unique_name
     workload = synced_workload(mysql, db, seed=61)
     doc = connector_document(mysql, broker, db)
-    dbz = debezium(mysql, broker, doc, tmp_path / "dbz")  # type: ignore[arg-type]
+    dbz = debezium(mysql, broker, doc, tmp_path / "dbz")
     dbz.start()
     try:
         workload.run(300, add_column_at=None)
         mysql.wait_synced()
-        dbz.wait_records(lambda rs: lost_rows(mysql, broker, db, rs) == 0,  # type: ignore[arg-type]
+        dbz.wait_records(lambda rs: lost_rows(mysql, broker, db, rs) == 0,
                          180, "Debezium to stream the first changes")
     finally:
         assert dbz.stop() == 0
@@ -70,7 +48,7 @@ def test_gtidmark_resumes_from_debeziums_mysql_gtid_set(
         workload.run(200, add_column_at=None)
         workload.close()
         mysql.wait_synced()
-        wait_for(lambda: lost_rows(mysql, broker, db, dbz.records()) == 0,  # type: ignore[arg-type]
+        wait_for(lambda: lost_rows(mysql, broker, db, dbz.records()) == 0,
                  180, "gtidmark to carry on where Debezium stopped", interval=1.0)
         assert conn.stop() == 0
     assert "offsets written by Debezium" in conn.log()
@@ -90,15 +68,15 @@ def test_debezium_resumes_from_gtidmarks_mysql_offsets(
     workload.run(500, add_column_at=None)  # while neither runs
     # Debezium has no schema history of its own here: snapshot.mode=recovery rebuilds it
     # from the tables (its documented way), then it streams from gtidmark's GTID set.
-    dbz = debezium(mysql, broker, doc, tmp_path / "dbz",  # type: ignore[arg-type]
+    dbz = debezium(mysql, broker, doc, tmp_path / "dbz",
                    snapshot__mode="recovery")
     dbz.start()
     try:
         workload.run(200, add_column_at=None)
         workload.close()
         mysql.wait_synced()
-        dbz.wait_records(lambda rs: rows_lost_after_us(mysql, broker, db, rs) == 0, 180,
-                         "Debezium to carry on where gtidmark stopped")
+        dbz.wait_records(lambda rs: lost_rows(mysql, broker, db, rs, debezium_first=False) == 0,
+                         180, "Debezium to carry on where gtidmark stopped")
         records = dbz.records()
     finally:
         assert dbz.stop() == 0
