@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,8 @@ from tests.services import (
     CDC_USER,
     REPL_PASSWORD,
     REPL_USER,
+    ServerProcess,
     ServiceError,
-    _stop_pid,
-    free_port,
-    wait_for,
 )
 
 DEFAULT_ROOT = "/var/lib/gtidmark/mysql-sid"
@@ -77,27 +75,10 @@ def _die_with_parent() -> list[str]:
 
 
 @dataclass
-class MySql:
-    """One private mysqld: its own datadir, socket, port and pid file."""
+class MySql(ServerProcess):
+    """One private mysqld, run from the sid root."""
 
-    name: str
-    base: Path
-    server_id: int
-    replica: bool = False
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def datadir(self) -> Path:
-        return self.base / self.name / "data"
-
-    @property
-    def socket(self) -> Path:
-        return self.base / self.name / "mysqld.sock"
-
-    @property
-    def log(self) -> Path:
-        return self.base / self.name / "error.log"
+    binlog_status = "SHOW BINARY LOG STATUS"
 
     def install(self) -> None:
         """`mysqld --initialize-insecure`: system tables, root@localhost without a password."""
@@ -138,28 +119,13 @@ class MySql:
     def installed(self) -> bool:
         return (self.datadir / "mysql.ibd").exists()
 
-    def start(self) -> None:
-        if not self.installed:
-            self.install()
-        command = [*_die_with_parent(), *self.command()]
-        with open(self.base / self.name / "stdout.log", "ab") as out:
-            self.proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            wait_for(lambda: self._ping(), 60, f"{self.name} to accept connections")
-        except ServiceError as exc:
-            tail = self.log.read_text(errors="replace")[-800:] if self.log.exists() else ""
-            raise ServiceError(f"{exc}; log {self.log}: {tail}") from None
-
-    def _ping(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise ServiceError(f"{self.name} exited with {self.proc.returncode}")
-        self.root().close()
-        return True
+    def launch(self) -> list[str]:
+        return [*_die_with_parent(), *self.command()]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self._end_binlog_dumps()
-        _stop_pid(self.proc, timeout=30)
+        super().stop()
 
     def _end_binlog_dumps(self) -> None:
         """KILL the binlog dump threads: a shutdown waits ~10 s on one whose replica has gone."""
@@ -175,26 +141,6 @@ class MySql:
                     cur.execute(f"KILL {int(thread)}")
         except pymysql.MySQLError:
             pass  # one ended meanwhile: the shutdown ends the others
-        finally:
-            conn.close()
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def root(self, database: str | None = None, **kwargs: Any) -> pymysql.connections.Connection:
-        """A root connection over the socket (test setup only; never used by the connector)."""
-        settings: dict[str, Any] = {"autocommit": True, **kwargs}
-        return pymysql.connect(unix_socket=str(self.socket), user="root", password="",
-                               database=database, **settings)
-
-    def execute(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
-        conn = self.root()
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return list(cur.fetchall())
         finally:
             conn.close()
 

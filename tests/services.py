@@ -64,17 +64,20 @@ def _stop_pid(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> No
 
 
 @dataclass
-class MariaDb:
-    """One private mariadbd: its own datadir, socket, port and pid file."""
+class ServerProcess:
+    """One private database server: its own datadir, socket, port and pid file.
+
+    Each flavour says how it installs a datadir and which command starts it; the rest
+    (start and wait, stop, root connections, binlog purges) is the same.
+    """
 
     name: str
     base: Path
     server_id: int
     replica: bool = False
-    # Reported server version; Debezium's MySQL connector refuses MariaDB's own string.
-    version: str | None = None
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    binlog_status = "SHOW MASTER STATUS"  # where the current binlog file is
 
     @property
     def datadir(self) -> Path:
@@ -87,6 +90,84 @@ class MariaDb:
     @property
     def log(self) -> Path:
         return self.base / self.name / "error.log"
+
+    @property
+    def installed(self) -> bool:
+        raise NotImplementedError
+
+    def install(self) -> None:
+        raise NotImplementedError
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        if not self.installed:
+            self.install()
+        with open(self.base / self.name / "stdout.log", "ab") as out:
+            self.proc = subprocess.Popen(self.launch(), stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_for(lambda: self._ping(), 60, f"{self.name} to accept connections")
+        except ServiceError as exc:
+            tail = self.log.read_text(errors="replace")[-800:] if self.log.exists() else ""
+            raise ServiceError(f"{exc}; log {self.log}: {tail}") from None
+
+    def launch(self) -> list[str]:
+        """The command line the server process runs with."""
+        return self.command()
+
+    def _ping(self) -> bool:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ServiceError(f"{self.name} exited with {self.proc.returncode}")
+        self.root().close()
+        return True
+
+    def stop(self) -> None:
+        _stop_pid(self.proc, timeout=30)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def root(self, database: str | None = None, **kwargs: Any) -> pymysql.connections.Connection:
+        """A root connection over the socket (test setup only; never used by the connector)."""
+        settings: dict[str, Any] = {"autocommit": True, **kwargs}
+        return pymysql.connect(unix_socket=str(self.socket), user="root", password="",
+                               database=database, **settings)
+
+    def execute(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+        conn = self.root()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def purge_older_binlogs(self) -> None:
+        """Start a new binlog file and purge every older one (what a retention does)."""
+        self.execute("FLUSH BINARY LOGS")
+        current = self.execute(self.binlog_status)[0][0]
+
+        def purged() -> bool:
+            # The server keeps a file until its binlog checkpoint is written: retry until gone.
+            self.execute(f"PURGE BINARY LOGS TO '{current}'")
+            return [row[0] for row in self.execute("SHOW BINARY LOGS")] == [current]
+
+        wait_for(purged, 60, "the older binlogs to be purged", interval=0.5)
+
+
+@dataclass
+class MariaDb(ServerProcess):
+    """One private mariadbd."""
+
+    # Reported server version; Debezium's MySQL connector refuses MariaDB's own string.
+    version: str | None = None
+
+    @property
+    def installed(self) -> bool:
+        return (self.datadir / "mysql").exists()
 
     def install(self) -> None:
         self.datadir.mkdir(parents=True, exist_ok=True)
@@ -118,46 +199,6 @@ class MariaDb:
         if self.version:
             args.append(f"--version={self.version}")
         return args
-
-    def start(self) -> None:
-        if not (self.datadir / "mysql").exists():
-            self.install()
-        with open(self.base / self.name / "stdout.log", "ab") as out:
-            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT)
-        try:
-            wait_for(lambda: self._ping(), 60, f"{self.name} to accept connections")
-        except ServiceError as exc:
-            tail = self.log.read_text(errors="replace")[-800:] if self.log.exists() else ""
-            raise ServiceError(f"{exc}; log {self.log}: {tail}") from None
-
-    def _ping(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise ServiceError(f"{self.name} exited with {self.proc.returncode}")
-        self.root().close()
-        return True
-
-    def stop(self) -> None:
-        _stop_pid(self.proc, timeout=30)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def root(self, database: str | None = None, **kwargs: Any) -> pymysql.connections.Connection:
-        """A root connection over the socket (test setup only; never used by the connector)."""
-        settings: dict[str, Any] = {"autocommit": True, **kwargs}
-        return pymysql.connect(unix_socket=str(self.socket), user="root", password="",
-                               database=database, **settings)
-
-    def execute(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
-        conn = self.root()
-        try:
-            with conn.cursor() as cur:
-                cur.execute(sql, args)
-                return list(cur.fetchall())
-        finally:
-            conn.close()
 
     def gtid_binlog_pos(self) -> str:
         return str(self.execute("SELECT @@global.gtid_binlog_pos")[0][0])

@@ -155,15 +155,7 @@ def test_purged_gtid_position_exits_at_once_with_one_line(mariadb: MariaDbPair,
     finally:
         proc.ensure_stopped()
     solo.execute(f"INSERT INTO {db}.t VALUES (2, 'b')")
-    solo.execute("FLUSH BINARY LOGS")
-    current = solo.execute("SHOW MASTER STATUS")[0][0]
-
-    def purged() -> bool:
-        # The server keeps a file until its binlog checkpoint is written: retry until gone.
-        solo.execute(f"PURGE BINARY LOGS TO '{current}'")
-        return [row[0] for row in solo.execute("SHOW BINARY LOGS")] == [current]
-
-    wait_for(purged, 60, "the older binlogs to be purged", interval=0.5)
+    solo.purge_older_binlogs()
     proc.start()
     try:
         assert wait_exit(proc, timeout=30) == 1

@@ -10,47 +10,53 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
+from connector.flavours import flavour_named
+from tests.connector_tools import SourcePair
 from tests.kafka_tools import consume_all, create_topic, produce
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, MariaDbPair
+from tests.services import Broker
 
 
-def test_primary_row_reaches_replica(mariadb: MariaDbPair, unique_name: str) -> None:
+def test_primary_row_reaches_replica(source: SourcePair, unique_name: str) -> None:
     db = unique_name
-    mariadb.primary.execute(f"CREATE DATABASE {db}")
-    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'hello')")
-    mariadb.wait_synced()
-    assert mariadb.replica.execute(f"SELECT id, v FROM {db}.t") == [(1, "hello")]
+    source.primary.execute(f"CREATE DATABASE {db}")
+    source.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    source.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'hello')")
+    source.wait_synced()
+    assert source.replica.execute(f"SELECT id, v FROM {db}.t") == [(1, "hello")]
 
 
-def test_cdc_user_cannot_write_on_replica(mariadb: MariaDbPair, unique_name: str) -> None:
+def test_cdc_user_cannot_write_on_replica(source: SourcePair, unique_name: str) -> None:
     db = unique_name
-    mariadb.primary.execute(f"CREATE DATABASE {db}")
-    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
-    mariadb.wait_synced()
-    conn = pymysql.connect(**mariadb.cdc_settings(), autocommit=True)
+    source.primary.execute(f"CREATE DATABASE {db}")
+    source.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
+    source.wait_synced()
+    conn = pymysql.connect(**source.cdc_settings(), autocommit=True)
     try:
         with conn.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as err:
             cur.execute(f"INSERT INTO {db}.t VALUES (1)")
         assert err.value.args[0] in (1142, 1290)  # command denied / read-only
     finally:
         conn.close()
-    assert mariadb.replica.execute(f"SELECT COUNT(*) FROM {db}.t") == [(0,)]
+    assert source.replica.execute(f"SELECT COUNT(*) FROM {db}.t") == [(0,)]
 
 
-def test_cdc_user_streams_replica_binlog(mariadb: MariaDbPair, unique_name: str) -> None:
+def test_cdc_user_streams_replica_binlog(source: SourcePair, unique_name: str) -> None:
     db = unique_name
-    start = mariadb.replica.gtid_binlog_pos()
-    mariadb.primary.execute(f"CREATE DATABASE {db}")
-    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (7, 'seven')")
-    mariadb.wait_synced()
-    settings = mariadb.cdc_settings()
+    flavour = flavour_named(source.flavour)
+    conn = source.replica.root()
+    with conn.cursor() as cur:
+        start = str(flavour.current_position(cur))
+    conn.close()
+    source.primary.execute(f"CREATE DATABASE {db}")
+    source.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    source.primary.execute(f"INSERT INTO {db}.t VALUES (7, 'seven')")
+    source.wait_synced()
+    settings = source.cdc_settings()
     settings["passwd"] = settings.pop("password")
-    stream = BinLogStreamReader(settings, server_id=9001, is_mariadb=True, auto_position=start,
-                                blocking=False, only_events=[WriteRowsEvent],
-                                only_schemas=[db])
+    stream = BinLogStreamReader(settings, server_id=9001, is_mariadb=flavour.is_mariadb,
+                                auto_position=start, blocking=False,
+                                only_events=[WriteRowsEvent], only_schemas=[db])
     try:
         rows = [row["values"] for event in stream for row in event.rows]
     finally:
@@ -65,15 +71,6 @@ def test_message_round_trips_through_broker(broker: Broker, unique_name: str) ->
     assert got == {(b"k1", b"v1"), (b"k2", b"v2"), (None, b"v3")}
 
 
-def test_mysql_primary_row_reaches_replica(mysql: MySqlPair, unique_name: str) -> None:
-    db = unique_name
-    mysql.primary.execute(f"CREATE DATABASE {db}")
-    mysql.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    mysql.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'hello')")
-    assert mysql.wait_synced() == mysql.replica.gtid_executed()
-    assert mysql.replica.execute(f"SELECT id, v FROM {db}.t") == [(1, "hello")]
-
-
 def test_mysql_replica_is_multithreaded_and_read_only(mysql: MySqlPair) -> None:
     assert mysql.flavour == "mysql"
     workers, ordered, read_only, version = mysql.replica.execute(
@@ -84,40 +81,6 @@ def test_mysql_replica_is_multithreaded_and_read_only(mysql: MySqlPair) -> None:
     status = mysql.replica.replica_status()
     assert (status["Replica_IO_Running"], status["Replica_SQL_Running"]) == ("Yes", "Yes")
     assert status["Auto_Position"] == 1
-
-
-def test_mysql_cdc_user_cannot_write_on_replica(mysql: MySqlPair, unique_name: str) -> None:
-    db = unique_name
-    mysql.primary.execute(f"CREATE DATABASE {db}")
-    mysql.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
-    mysql.wait_synced()
-    conn = pymysql.connect(**mysql.cdc_settings(), autocommit=True)
-    try:
-        with conn.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as err:
-            cur.execute(f"INSERT INTO {db}.t VALUES (1)")
-        assert err.value.args[0] in (1142, 1290)  # command denied / read-only
-    finally:
-        conn.close()
-    assert mysql.replica.execute(f"SELECT COUNT(*) FROM {db}.t") == [(0,)]
-
-
-def test_mysql_cdc_user_streams_replica_binlog(mysql: MySqlPair, unique_name: str) -> None:
-    db = unique_name
-    start = mysql.replica.gtid_executed()
-    mysql.primary.execute(f"CREATE DATABASE {db}")
-    mysql.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(20))")
-    mysql.primary.execute(f"INSERT INTO {db}.t VALUES (7, 'seven')")
-    mysql.wait_synced()
-    settings = mysql.cdc_settings()
-    settings["passwd"] = settings.pop("password")
-    stream = BinLogStreamReader(settings, server_id=9001, is_mariadb=False, auto_position=start,
-                                blocking=False, only_events=[WriteRowsEvent],
-                                only_schemas=[db])
-    try:
-        rows = [row["values"] for event in stream for row in event.rows]
-    finally:
-        stream.close()
-    assert rows == [{"id": 7, "v": "seven"}]
 
 
 def _forget_logins(pair: MySqlPair) -> None:

@@ -20,7 +20,7 @@ from tests.connector_tools import ConnectorProcess, connector_document, rebuild,
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, wait_for
+from tests.services import Broker
 
 
 def wait_exit(proc: ConnectorProcess, timeout: float = 60) -> int:
@@ -149,15 +149,7 @@ def test_purged_gtids_stop_at_once_with_one_line(own_replica: MySqlPair, broker:
         proc.ensure_stopped()
     own_replica.primary.execute(f"INSERT INTO {db}.t VALUES (2, 'b')")
     own_replica.wait_synced()
-    replica = own_replica.replica
-    replica.execute("FLUSH BINARY LOGS")
-    current = replica.execute("SHOW BINARY LOG STATUS")[0][0]
-
-    def purged() -> bool:
-        replica.execute(f"PURGE BINARY LOGS TO '{current}'")
-        return [row[0] for row in replica.execute("SHOW BINARY LOGS")] == [current]
-
-    wait_for(purged, 60, "the older binlogs to be purged", interval=0.5)
+    own_replica.replica.purge_older_binlogs()
     proc.start()
     try:
         assert wait_exit(proc, timeout=30) == 1
