@@ -30,12 +30,12 @@ import pymysql
 import pymysql.cursors
 
 from tests.services import (
-    CDC_PASSWORD,
-    CDC_USER,
     REPL_PASSWORD,
     REPL_USER,
     ServerProcess,
     ServiceError,
+    cdc_settings,
+    create_users,
 )
 
 DEFAULT_ROOT = "/var/lib/gtidmark/mysql-sid"
@@ -181,11 +181,7 @@ class MySqlPair:
                 list(pool.map(MySql.install, pending))
         self.primary.start()
         self.replica.start()
-        p = self.primary
-        p.execute(f"CREATE USER IF NOT EXISTS '{REPL_USER}'@'%' IDENTIFIED BY '{REPL_PASSWORD}'")
-        p.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'%'")
-        p.execute(f"CREATE USER IF NOT EXISTS '{CDC_USER}'@'%' IDENTIFIED BY '{CDC_PASSWORD}'")
-        p.execute(f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{CDC_USER}'@'%'")
+        create_users(self.primary)
         self._follow()
 
     def _follow(self) -> None:
@@ -240,5 +236,4 @@ class MySqlPair:
 
     def cdc_settings(self) -> dict[str, Any]:
         """Connection settings for the least-privilege CDC user on the replica."""
-        return {"host": "127.0.0.1", "port": self.replica.port, "user": CDC_USER,
-                "password": CDC_PASSWORD}
+        return cdc_settings(self.replica)

@@ -204,6 +204,21 @@ class MariaDb(ServerProcess):
         return str(self.execute("SELECT @@global.gtid_binlog_pos")[0][0])
 
 
+def create_users(primary: ServerProcess) -> None:
+    """The replication user and the connector's least-privilege `cdc` user, on the primary."""
+    p = primary
+    p.execute(f"CREATE USER IF NOT EXISTS '{REPL_USER}'@'%' IDENTIFIED BY '{REPL_PASSWORD}'")
+    p.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'%'")
+    p.execute(f"CREATE USER IF NOT EXISTS '{CDC_USER}'@'%' IDENTIFIED BY '{CDC_PASSWORD}'")
+    p.execute(f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{CDC_USER}'@'%'")
+
+
+def cdc_settings(replica: ServerProcess) -> dict[str, Any]:
+    """Connection settings for the `cdc` user on `replica`, over TCP."""
+    return {"host": "127.0.0.1", "port": replica.port, "user": CDC_USER,
+            "password": CDC_PASSWORD}
+
+
 @dataclass
 class MariaDbPair:
     """A primary and a read-only replica that follows it with GTIDs (slave_pos)."""
@@ -220,11 +235,7 @@ class MariaDbPair:
     def start(self) -> None:
         self.primary.start()
         self.replica.start()
-        p = self.primary
-        p.execute(f"CREATE USER IF NOT EXISTS '{REPL_USER}'@'%' IDENTIFIED BY '{REPL_PASSWORD}'")
-        p.execute(f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'%'")
-        p.execute(f"CREATE USER IF NOT EXISTS '{CDC_USER}'@'%' IDENTIFIED BY '{CDC_PASSWORD}'")
-        p.execute(f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{CDC_USER}'@'%'")
+        create_users(self.primary)
         self._follow()
 
     def _follow(self) -> None:
@@ -268,8 +279,7 @@ class MariaDbPair:
 
     def cdc_settings(self) -> dict[str, Any]:
         """Connection settings for the least-privilege CDC user on the replica."""
-        return {"host": "127.0.0.1", "port": self.replica.port, "user": CDC_USER,
-                "password": CDC_PASSWORD}
+        return cdc_settings(self.replica)
 
 
 def broker_binary() -> str:
