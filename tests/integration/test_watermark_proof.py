@@ -122,7 +122,9 @@ def test_mysql_watermarks_bracket_what_the_select_saw_on_a_parallel_replica(
         assert not behind, f"high watermark behind the SELECT: rows {sorted(behind)[:5]}"
         busy += len(seen) > len(in_low)
         executed_behind += any(not executed_after.contains(gtid_of[row]) for row in seen)
-    # For the README: how often gtid_executed alone, read after the SELECT, lagged it.
-    print(f"gtid_executed alone was behind the SELECT in {executed_behind}/{SAMPLES} samples")
-    # The writes really raced the SELECTs: most samples saw rows their L did not hold.
-    assert busy > len(samples) // 2
+    # For the README: how often the writes raced a SELECT, and gtid_executed alone lagged it.
+    print(f"{busy}/{len(samples)} SELECTs saw rows their L lacked; gtid_executed alone was "
+          f"behind the SELECT in {executed_behind}")
+    # The writes really raced the SELECTs: many saw rows their L did not hold (about two
+    # in three here).
+    assert busy >= 20
