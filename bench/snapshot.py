@@ -1,12 +1,17 @@
 """Incremental snapshot rows/s vs a plain pymysql SELECT, and streaming lag under load.
 
+Run per flavour (`--flavour mariadb|mysql|both`, or BENCH_FLAVOUR; default both, each on its
+own services).
 1. Idle: a 1,000,000-row table is snapshotted by the connector's Engine (in this process)
    from the execute-snapshot signal until the table is complete and every `r` record is
    acknowledged by Kafka. The raw limit is pymysql reading the same rows from the replica
    as the cdc user: keyset chunks of the connector's chunk size (the ratio's reference)
    and one full scan (shown too). Debezium 3.6 (bench/debezium.py) then runs its incremental
-   snapshot of the same table from its own replica: execute-snapshot inserted into its
-   signal table, timed until the table's last `r` record reaches its consumer.
+   snapshot of the same table, timed from the signal until the table's last `r` record
+   reaches its consumer. MariaDB: from its own writable replica, execute-snapshot inserted
+   into its signal table. MySQL: on the same read-only replica gtidmark reads, Debezium's
+   read-only incremental snapshot (GTID-set watermarks), execute-snapshot produced to its
+   Kafka signal topic.
 2. Under load: the connector runs as its own process (`gtidmark run`) and snapshots the
    table again while the primary takes a steady 1,000 inserts/s into another captured
    table; each row carries its own wall-clock time, and a consumer here measures when its
@@ -32,17 +37,26 @@ from bench.common import (
     EngineThread,
     Services,
     connector_config,
+    flavours_wanted,
+    insert_range,
     print_table,
     quiet_logs,
     scaled,
     services,
     synced,
 )
-from bench.debezium import DebeziumRun, create_signal_table, properties
+from bench.debezium import (
+    DebeziumRun,
+    create_signal_table,
+    properties,
+    read_only_properties,
+    signal_topic,
+)
 from connector.snapshot.chunks import chunk_query
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.kafka_tools import create_topic
+from tests.mysql_services import MySqlPair
 
 STEP = 50_000
 ROWS = scaled(20) * STEP
@@ -52,21 +66,21 @@ TARGET_RATIO, TARGET_P99, TARGET_VS_DEBEZIUM = 0.8, 1.0, 3.0  # issue #11's targ
 
 
 def make_table(svc: Services) -> None:
-    p = svc.mariadb.primary
+    p = svc.pair.primary
     p.execute(f"CREATE DATABASE {DB}")
     p.execute(f"CREATE TABLE {DB}.big (id INT PRIMARY KEY, v BIGINT, s VARCHAR(40), "
               "d DECIMAL(10,3))")
     p.execute(f"CREATE TABLE {DB}.lag (id BIGINT AUTO_INCREMENT PRIMARY KEY, ts DOUBLE, "
               "pad VARCHAR(20))")
     for lo in range(1, ROWS + 1, STEP):
-        p.execute(f"INSERT INTO {DB}.big SELECT seq, seq * 3, CONCAT('row', seq), seq / 7 "
-                  f"FROM {DB}.seq_{lo}_to_{lo + STEP - 1}")
+        insert_range(svc.pair, DB, "big", lo, lo + STEP - 1,
+                     "seq, seq * 3, CONCAT('row', seq), seq / 7")
     synced(svc)
 
 
 def plain_select(svc: Services, chunk: int | None) -> tuple[int, float]:
     """pymysql on the replica as the cdc user: keyset chunks of `chunk` rows, or one scan."""
-    conn = pymysql.connect(**svc.mariadb.cdc_settings())
+    conn = pymysql.connect(**svc.pair.cdc_settings())
     rows = 0
     began = time.monotonic()
     try:
@@ -109,12 +123,21 @@ def idle_snapshot(svc: Services) -> dict[str, Any]:
 
 def debezium_snapshot(svc: Services, chunk: int) -> dict[str, Any]:
     """Debezium's incremental snapshot of the same table, signal to last `r` handed over."""
-    create_signal_table(svc.debezium, DB)
     workdir = svc.base / "dbz-snap"
-    run = DebeziumRun(svc.debezium, properties(svc.debezium, DB, workdir, chunk), workdir)
+    pair = svc.debezium
+    if isinstance(pair, MySqlPair):
+        create_topic(svc.broker.bootstrap, signal_topic(DB))
+        props = read_only_properties(pair, DB, workdir, chunk, svc.broker.bootstrap)
+    else:
+        create_signal_table(pair, DB)
+        props = properties(pair, DB, workdir, chunk)
+    run = DebeziumRun(pair, props, workdir)
     run.start()
     try:
-        began = run.signal_snapshot(DB, "big")
+        if isinstance(pair, MySqlPair):
+            began = run.signal_snapshot_kafka(svc.broker.bootstrap, DB, "big")
+        else:
+            began = run.signal_snapshot(DB, "big")
         seen = run.wait_count(f"{DB}.{DB}.big", ROWS, 1200)
     finally:
         run.stop()
@@ -126,7 +149,7 @@ class Writer(threading.Thread):
 
     def __init__(self, svc: Services) -> None:
         super().__init__(daemon=True, name="writer")
-        self.conn = svc.mariadb.primary.root(DB)
+        self.conn = svc.pair.primary.root(DB)
         self.stopping = threading.Event()
         self.writes = 0
 
@@ -139,7 +162,7 @@ class Writer(threading.Thread):
                 if delay > 0:
                     time.sleep(delay)
                 next_at += interval
-                cur.execute("INSERT INTO lag (ts, pad) VALUES (%s, 'xxxxxxxxxxxxxxxx')",
+                cur.execute(f"INSERT INTO {DB}.lag (ts, pad) VALUES (%s, 'xxxxxxxxxxxxxxxx')",
                             (time.time(),))
                 self.writes += 1
         self.conn.close()
@@ -172,7 +195,7 @@ class LagReader(threading.Thread):
 
 def snapshot_under_load(svc: Services, workdir: Path) -> dict[str, Any]:
     prefix = f"{DB}2"
-    doc = connector_document(svc.mariadb, svc.broker, prefix, snapshot__mode="no_data",
+    doc = connector_document(svc.pair, svc.broker, prefix, snapshot__mode="no_data",
                              database__include__list=DB)
     create_topic(svc.broker.bootstrap, f"{prefix}.{DB}.lag")
     proc = ConnectorProcess(doc, workdir)
@@ -207,20 +230,23 @@ def snapshot_under_load(svc: Services, workdir: Path) -> dict[str, Any]:
             "p99": lags[min(len(lags) - 1, int(len(lags) * 0.99))], "max": lags[-1]}
 
 
-def print_idle(snap: dict[str, Any], dbz: dict[str, Any], chunked: tuple[int, float],
-               scan: tuple[int, float]) -> None:
+def print_idle(svc: Services, snap: dict[str, Any], dbz: dict[str, Any],
+               chunked: tuple[int, float], scan: tuple[int, float]) -> None:
     rate = snap["rows"] / snap["seconds"]
     chunked_rate = chunked[0] / chunked[1]
     ratio = rate / chunked_rate
     dbz_rate = dbz["rows"] / dbz["seconds"]
-    print_table(f"Incremental snapshot of {ROWS:,} rows (idle source, chunk size "
-                f"{snap['chunk']})",
+    dbz_what = "Debezium 3.6 incremental (signal -> all r at its consumer)"
+    if isinstance(svc.debezium, MySqlPair):
+        dbz_what = "Debezium 3.6 read-only incremental (Kafka signal -> all r at its consumer)"
+    print_table(svc.title(f"Incremental snapshot of {ROWS:,} rows (idle source, chunk size "
+                          f"{snap['chunk']})"),
                 ["what", "rows", "seconds", "rows/s", "vs chunked SELECT", "target met"],
                 [["gtidmark snapshot (signal -> all r acked in Kafka)", snap["rows"],
                   snap["seconds"], rate, ratio,
                   "yes" if ratio >= TARGET_RATIO else f"NO (>= {TARGET_RATIO}x)"],
-                 ["Debezium 3.6 incremental (signal -> all r at its consumer)", dbz["rows"],
-                  dbz["seconds"], dbz_rate, dbz_rate / chunked_rate, ""],
+                 [dbz_what, dbz["rows"], dbz["seconds"], dbz_rate, dbz_rate / chunked_rate,
+                  ""],
                  [f"pymysql SELECT, keyset chunks of {snap['chunk']} (reference)",
                   chunked[0], chunked[1], chunked_rate, 1.0, ""],
                  ["pymysql SELECT, one full scan", scan[0], scan[1], scan[0] / scan[1],
@@ -230,9 +256,16 @@ def print_idle(snap: dict[str, Any], dbz: dict[str, Any], chunked: tuple[int, fl
           f"{'yes' if vs >= TARGET_VS_DEBEZIUM else 'NO'})", flush=True)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    flavours = flavours_wanted(__doc__.splitlines()[0] if __doc__ else None, argv)
     quiet_logs()
-    with services() as svc:
+    for flavour in flavours:
+        run(flavour)
+    return 0
+
+
+def run(flavour: str) -> None:
+    with services(flavour) as svc:
         began = time.monotonic()
         make_table(svc)
         print(f"{ROWS:,} rows written and replicated in {time.monotonic() - began:.1f}s",
@@ -241,15 +274,14 @@ def main() -> int:
         chunked = plain_select(svc, snap["chunk"])
         scan = plain_select(svc, None)
         dbz = debezium_snapshot(svc, snap["chunk"])
-        print_idle(snap, dbz, chunked, scan)  # before the part under load, which may time out
+        print_idle(svc, snap, dbz, chunked, scan)  # before the part under load (may time out)
         loaded = snapshot_under_load(svc, svc.base)
-    print_table(f"Streaming lag while the snapshot runs under {WRITES_PER_SECOND:,} "
-                "inserts/s (primary commit -> consumable in Kafka)",
-                ["snapshot s", "writes/s", "events", "p50 s", "p99 s", "max s",
-                 f"p99 < {TARGET_P99:.0f}s"],
+        title = svc.title(f"Streaming lag while the snapshot runs under {WRITES_PER_SECOND:,} "
+                          "inserts/s (primary commit -> consumable in Kafka)")
+    print_table(title, ["snapshot s", "writes/s", "events", "p50 s", "p99 s", "max s",
+                        f"p99 < {TARGET_P99:.0f}s"],
                 [[loaded["seconds"], loaded["writes_per_s"], loaded["events"], loaded["p50"],
                   loaded["p99"], loaded["max"], "yes" if loaded["p99"] < TARGET_P99 else "NO"]])
-    return 0
 
 
 if __name__ == "__main__":

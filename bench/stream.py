@@ -1,7 +1,9 @@
 """Streaming rows/s: the reader's decoding alone vs the connector end to end.
 
-Two workloads are written to the primary, one after the other, and each is measured on the
-replica's binlog between its start and end GTID positions:
+Run per flavour (`--flavour mariadb|mysql|both`, or BENCH_FLAVOUR; default both, each on its
+own services). Two workloads are written to the primary, one after the other, and each is
+measured on the replica's binlog between its start and end GTID positions (MariaDB: GTID
+positions; MySQL: GTID sets):
   bulk  -- 200,000 rows inserted 2,000 per statement;
   small -- 30,000 transactions of 1-3 rows (inserts, updates, deletes).
 "Decode" is the reader's decoding alone (its framing and row decoders on the cdc user's
@@ -9,7 +11,10 @@ BinLogStreamReader connection) that touches every row and stops after the end po
 commit; "library decode" the same with mysql-replication's own framing. "End to end" runs
 the connector's Engine in this process from seeded offsets at the start position until
 every record is acknowledged by Kafka and the stream position covers the end position.
-Debezium (bench/debezium.py) streams the same range from its own replica: started before
+"Produce" is confluent-kafka alone producing the records the connector produced (same keys,
+values and producer settings) to a topic of its own: the Kafka side's raw limit.
+Debezium (bench/debezium.py) streams the same range (MariaDB: from its own replica that
+reports MySQL 5.7; MySQL: from the same replica, natively): started before
 the workload and stopped (its offsets then point before it), then started again once the
 workload is written, and timed from its first batch to the last row's record
 (BENCH_DEBEZIUM=0 leaves it out). A second table splits the CPU of the end-to-end run by
@@ -32,8 +37,11 @@ from bench.common import (
     Services,
     connector_config,
     decode_only,
+    flavours_wanted,
     gtid_pos,
+    insert_range,
     print_table,
+    produce_only,
     quiet_logs,
     scaled,
     seed_offsets,
@@ -42,7 +50,7 @@ from bench.common import (
 from bench.cpu import CpuSplit
 from bench.debezium import DebeziumRun, properties
 from connector.binlog.framing import library_frames
-from connector.gtid import MariaDbGtidPos
+from connector.gtid import Position
 
 BULK_PER_STATEMENT = 2_000
 BULK_ROWS = scaled(100) * BULK_PER_STATEMENT
@@ -56,12 +64,11 @@ TABLE = ("CREATE TABLE {db}.t (id BIGINT PRIMARY KEY, a INT NOT NULL, b VARCHAR(
 
 def write_bulk(svc: Services, db: str) -> int:
     """Inserts only; returns the number of deleted rows (0)."""
-    p = svc.mariadb.primary
     for lo in range(1, BULK_ROWS + 1, BULK_PER_STATEMENT):
         hi = lo + BULK_PER_STATEMENT - 1
-        p.execute(f"INSERT INTO {db}.t SELECT seq, seq % 1000, CONCAT('name-', seq), "
-                  f"seq / 100, TIMESTAMP'2024-01-01 00:00:00.123' + INTERVAL seq SECOND, "
-                  f"REPEAT('x', 20) FROM {db}.seq_{lo}_to_{hi}")
+        insert_range(svc.pair, db, "t", lo, hi, "seq, seq % 1000, CONCAT('name-', seq), "
+                     "seq / 100, TIMESTAMP'2024-01-01 00:00:00.123' + INTERVAL seq SECOND, "
+                     "REPEAT('x', 20)")
     return 0
 
 
@@ -70,7 +77,7 @@ def write_small(svc: Services, db: str) -> int:
     from pymysql.constants import CLIENT
 
     rng = random.Random(7)
-    conn = svc.mariadb.primary.root(db, client_flag=CLIENT.MULTI_STATEMENTS)
+    conn = svc.pair.primary.root(db, client_flag=CLIENT.MULTI_STATEMENTS)
     live: list[int] = []
     next_id = 1
     statements: list[str] = []
@@ -111,7 +118,7 @@ def _run_many(cur: Any, statements: list[str]) -> None:
     statements.clear()
 
 
-def end_to_end(svc: Services, db: str, start: str, end: MariaDbGtidPos) -> dict[str, Any]:
+def end_to_end(svc: Services, db: str, start: str, end: Position) -> dict[str, Any]:
     config = connector_config(svc, db, snapshot__mode="no_data")
     seed_offsets(config, start)
     runner = EngineThread(config)
@@ -122,9 +129,9 @@ def end_to_end(svc: Services, db: str, start: str, end: MariaDbGtidPos) -> dict[
         first = runner.wait(lambda: engine.reader is not None and engine.reader.connected.is_set(),
                             60, "the binlog reader to connect", interval=0.002)
         assert engine.reader is not None and engine.reader.pid is not None
-        assert svc.broker.proc is not None and svc.mariadb.replica.proc is not None
+        assert svc.broker.proc is not None and svc.pair.replica.proc is not None
         split = CpuSplit({"reader process": engine.reader.pid, "broker": svc.broker.proc.pid,
-                          "replica": svc.mariadb.replica.proc.pid})
+                          "replica": svc.pair.replica.proc.pid})
         done = runner.wait(lambda: engine.position.covers(end) and runner.acked_all(), 300,
                            f"every record up to {end} to be acknowledged")
         cpu = split.stop()
@@ -135,7 +142,7 @@ def end_to_end(svc: Services, db: str, start: str, end: MariaDbGtidPos) -> dict[
     if code != 0:
         raise RuntimeError(f"engine exited with {code}")
     return {"rows": rows, "records": records, "startup": first - began, "seconds": done - first,
-            "cpu": cpu}
+            "cpu": cpu, "config": config}
 
 
 class DebeziumStream:
@@ -174,10 +181,10 @@ class DebeziumStream:
                            self.workdir)
 
 
-def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]]:
+def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any], list[Any]]:
     db = f"b_{name}"
-    svc.mariadb.primary.execute(f"CREATE DATABASE {db}")
-    svc.mariadb.primary.execute(TABLE.format(db=db))
+    svc.pair.primary.execute(f"CREATE DATABASE {db}")
+    svc.pair.primary.execute(TABLE.format(db=db))
     start = gtid_pos(svc)
     dbz = DebeziumStream(svc, db)
     if WITH_DEBEZIUM:
@@ -187,14 +194,16 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     end_text = gtid_pos(svc)
     print(f"{name}: workload written and replicated in {time.monotonic() - began:.1f}s "
           f"({start} -> {end_text})", flush=True)
-    end = MariaDbGtidPos.parse(end_text)
-    settings = svc.mariadb.cdc_settings()
+    flavour = svc.flavour
+    end = flavour.position(end_text)
+    settings = svc.pair.cdc_settings()
     decode_cpu = time.process_time()
-    decoded, decode_s = decode_only(settings, 7001, start, end)
+    decoded, decode_s = decode_only(settings, 7001, flavour, start, end)
     decode_cpu = time.process_time() - decode_cpu
     e2e = end_to_end(svc, db, start, end)
-    decoded2, decode2_s = decode_only(settings, 7002, start, end)
-    library, library_s = decode_only(settings, 7003, start, end, library_frames)
+    raw = produce_only(e2e["config"], f"{db}.{db}.t")
+    decoded2, decode2_s = decode_only(settings, 7002, flavour, start, end)
+    library, library_s = decode_only(settings, 7003, flavour, start, end, library_frames)
     # a delete's tombstone is a record too
     dbz_s = dbz.catch_up(decoded + deletes) if WITH_DEBEZIUM else float("nan")
     decode_rate = max(decoded / decode_s, decoded2 / decode2_s)
@@ -205,22 +214,40 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     ratio = e2e_rate / decode_rate
     per_row = 1e6 / decoded
     cpu = e2e["cpu"]
-    split = [name, decode_cpu * per_row, *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
+    label = svc.label(name)
+    split = [label, decode_cpu * per_row, *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
              sum(cpu.values()) * per_row, e2e["seconds"] * per_row]
-    return [name, decoded, e2e["records"], decode_rate, library / library_s, e2e_rate, ratio,
+    e2e_records = e2e["records"] / e2e["seconds"]
+    raw_rate = raw["records"] / raw["seconds"]
+    produced = [label, raw["records"], raw["bytes"] / 1e6, raw_rate, e2e_records,
+                e2e_records / raw_rate]
+    return [label, decoded, e2e["records"], decode_rate, library / library_s, e2e_rate, ratio,
             "yes" if ratio >= TARGET else "NO", dbz_rate, e2e_rate / dbz_rate,
-            e2e["startup"]], split
+            e2e["startup"]], split, produced
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    flavours = flavours_wanted(__doc__.splitlines()[0] if __doc__ else None, argv)
     quiet_logs()
-    results, splits = [], []
-    with services() as svc:
+    for flavour in flavours:
+        run(flavour)
+    return 0
+
+
+def run(flavour: str) -> None:
+    results, splits, produced = [], [], []
+    with services(flavour) as svc:
         for name, writer in (("bulk", write_bulk), ("small", write_small)):
-            result, split = measure(svc, name, writer)
+            result, split, raw = measure(svc, name, writer)
             results.append(result)
             splits.append(split)
-    print_table("Streaming: binlog -> acknowledged in Kafka (JSON with schemas, 1 partition)",
+            produced.append(raw)
+        report(svc, results, splits, produced)
+
+
+def report(svc: Services, results: list[Any], splits: list[Any], produced: list[Any]) -> None:
+    print_table(svc.title("Streaming: binlog -> acknowledged in Kafka (JSON with schemas, "
+                          "1 partition)"),
                 ["workload", "rows", "records", "decode rows/s", "library decode rows/s",
                  "gtidmark rows/s",
                  "vs decode", f">={TARGET}x", "Debezium rows/s", "vs Debezium", "startup s"],
@@ -233,14 +260,22 @@ def main() -> int:
           "(startup, shown apart, is offsets load + topic checks + connect); Debezium "
           "rows/s: Debezium 3.6 embedded, JSON converters, first batch to last record "
           "handed to its consumer (not produced to Kafka).")
-    print_table("CPU microseconds per row of the end-to-end run, by process and thread",
+    print_table(svc.title("CPU microseconds per row of the end-to-end run, by process and "
+                          "thread"),
                 ["workload", "decode alone", *CPU_COLUMNS, "all", "wall"], splits)
     print("decode alone: this process during the first decode pass; reader process: the "
           "connector's binlog reader child (decoding, transactions, pickling); binlog-feeder: "
           "unpickling into the engine's queue; engine: envelopes and produce calls; rdkafka: "
-          "librdkafka's threads; broker, replica: the Kafka broker and the MariaDB replica "
-          "serving the binlog; all: their sum, against two cores.")
-    return 0
+          f"librdkafka's threads; broker, replica: the Kafka broker and the {svc.server} "
+          "replica serving the binlog; all: their sum, against two cores.")
+    print_table(svc.title("Produce: the connector's records again from confluent-kafka alone"),
+                ["workload", "records", "MB", "confluent-kafka records/s",
+                 "gtidmark records/s", "gtidmark / confluent-kafka"], produced)
+    print("confluent-kafka records/s: a bare Producer (the connector's producer settings, one "
+          "delivery callback) sending the same keys and values, read back from the "
+          "connector's topic, to a topic of its own, first produce call to last "
+          "acknowledgement; gtidmark records/s: the end-to-end run's records (a delete's "
+          "tombstone included) over its time.", flush=True)
 
 
 if __name__ == "__main__":
