@@ -38,7 +38,9 @@ from tests.services import CDC_USER, MariaDbPair, ServiceError
 SIGNAL_TABLE = "dbz_signal"
 # A read-only snapshot's chunk is closed by the next binlog event after its SELECT: a
 # transaction, or on an idle replica the server's heartbeat, which Debezium asks for every
-# 0.8 x connect.keep.alive.interval.ms (60 s by default: one wait of up to 48 s).
+# 0.8 x connect.keep.alive.interval.ms (60 s by default: one wait of up to 48 s). On an idle
+# replica that one heartbeat then reads every chunk back to back in the binlog thread, and
+# the keep-alive thread, having seen no event for that long, reconnects once they end.
 READ_ONLY_KEEP_ALIVE_MS = 1_000
 SIGNAL_POLL_MS = 100  # signal.poll.interval.ms: how often signal channels are read (5 s default)
 

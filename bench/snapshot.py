@@ -162,6 +162,7 @@ class Writer(threading.Thread):
                 if delay > 0:
                     time.sleep(delay)
                 next_at += interval
+                # qualified: LAG is a reserved word on MySQL 8+
                 cur.execute(f"INSERT INTO {DB}.lag (ts, pad) VALUES (%s, 'xxxxxxxxxxxxxxxx')",
                             (time.time(),))
                 self.writes += 1
