@@ -190,10 +190,10 @@ def fast_rows(event: Any) -> list[Any] | None:
         return None
     table = event.table_map.get(event.table_id)
     count = event.number_of_columns
-    full = _full_bitmap(count)
+    full = _full_bitmaps_of(count)
     update = isinstance(event, UpdateRowsEvent)
-    if table is None or len(table.columns) != count or event.columns_present_bitmap != full \
-            or (update and event.columns_present_bitmap2 != full):
+    if table is None or len(table.columns) != count or event.columns_present_bitmap not in full \
+            or (update and event.columns_present_bitmap2 not in full):
         return None
     image = _reader_of(table)
     if image is None:
@@ -214,13 +214,13 @@ def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list
         count, pos = int.from_bytes(data[pos + 1:pos + 3], "little"), pos + 3
     else:  # 3 bytes (253): up to 16M columns; a table has at most 4096
         return None
-    full = _full_bitmap(count)
-    width = len(full)
-    if table is None or len(table.columns) != count or data[pos:pos + width] != full:
+    full = _full_bitmaps_of(count)
+    width = (count + 7) // 8
+    if table is None or len(table.columns) != count or data[pos:pos + width] not in full:
         return None
     pos += width
     if update:
-        if data[pos:pos + width] != full:
+        if data[pos:pos + width] not in full:
             return None
         pos += width
     image = _reader_of(table)
@@ -229,15 +229,16 @@ def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list
     return _decode(image, data, pos, end, update)
 
 
-_full_bitmaps: dict[int, bytes] = {}
+_full_bitmaps: dict[int, tuple[bytes, bytes]] = {}
 
 
-def _full_bitmap(count: int) -> bytes:
-    """The columns-present bitmap of a FULL image of `count` columns."""
+def _full_bitmaps_of(count: int) -> tuple[bytes, bytes]:
+    """The columns-present bitmaps of a FULL image of `count` columns: MariaDB clears the
+    last byte's unused bits, MySQL sets them."""
     found = _full_bitmaps.get(count)
     if found is None:
-        found = _full_bitmaps[count] = (b"\xff" * (count // 8)
-                                        + (bytes([(1 << count % 8) - 1]) if count % 8 else b""))
+        cleared = b"\xff" * (count // 8) + (bytes([(1 << count % 8) - 1]) if count % 8 else b"")
+        found = _full_bitmaps[count] = (cleared, b"\xff" * len(cleared))
     return found
 
 
