@@ -219,7 +219,8 @@ def library_frames(stream: BinLogStreamReader,
             yield (GTID, event.packet.log_pos, event.timestamp, event.server_id,
                    MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no), event.flags)
         elif isinstance(event, GtidEvent):
-            yield (GTID, event.packet.log_pos, event.timestamp, event.server_id,
+            # The library sets no server_id on MySQL's GTID events: the header has it.
+            yield (GTID, event.packet.log_pos, event.timestamp, event.packet.server_id,
                    MysqlGtid.parse(event.gtid), None)
         elif isinstance(event, TableMapEvent):
             yield TABLE_MAP, event.table_id, schema_of(event)

@@ -22,10 +22,10 @@ from connector.binlog.framing import ROWS, Framing, frames, library_frames
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader
 from connector.binlog.transactions import Transaction
-from connector.flavours import MARIADB
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import MARIADB, MYSQL, Flavour
 from connector.mysql_tls import mysql_ssl
 from tests.integration.solo import SoloMariaDb, solo
+from tests.mysql_services import MySqlPair
 from tests.services import CDC_PASSWORD, CDC_USER
 
 __all__ = ["solo"]  # the module-scoped fixture
@@ -85,13 +85,13 @@ def _settings(solo: SoloMariaDb) -> dict[str, Any]:
             "ssl": mysql_ssl("verify_ca", str(solo.certs["ca"]))}
 
 
-def _read(solo: SoloMariaDb, start: str, end: str, framing: Framing,
+def _read(settings: dict[str, Any], flavour: Flavour, start: str, end: str, framing: Framing,
           server_id: int) -> list[Transaction]:
     """Every transaction BinlogReader hands over from `start` through `end`."""
     out: ChangeQueue[Transaction] = ChangeQueue()
-    reader = BinlogReader(_settings(solo), server_id, MARIADB, MariaDbGtidPos.parse(start), out,
+    reader = BinlogReader(settings, server_id, flavour, flavour.position(start), out,
                           framing=framing)
-    position, target = MariaDbGtidPos.parse(start), MariaDbGtidPos.parse(end)
+    position, target = flavour.position(start), flavour.position(end)
     seen: list[Transaction] = []
     deadline = time.monotonic() + 60
     reader.start()
@@ -143,8 +143,8 @@ def test_own_framing_hands_over_the_transactions_of_the_library(
                 rows["generated" if frame[3] is not None else "library"] += 1
             yield frame
 
-    ours = _read(solo, start, end, counted, 9401)
-    reference = _read(solo, start, end, library_frames, 9402)
+    ours = _read(_settings(solo), MARIADB, start, end, counted, 9401)
+    reference = _read(_settings(solo), MARIADB, start, end, library_frames, 9402)
     assert [_shape(tx) for tx in ours] == [_shape(tx) for tx in reference]
     # The workload covered what it is meant to: both decoders, every kind of group.
     assert rows["generated"] >= 15 and rows["library"] >= 4
@@ -157,3 +157,59 @@ def test_own_framing_hands_over_the_transactions_of_the_library(
                  and c.op == "c" and len(c.rows) == 1 and c.rows[0]["id"] in (11, 12, 13)]
     assert sorted(r[0]["id"] for r in committed) == [11, 13]
     assert any(tx.hold for tx in ours)
+
+
+def _mysql_workload(pair: MySqlPair, db: str) -> None:
+    conn = pair.primary.root(database=db, autocommit=True)
+    with conn.cursor() as cur:
+        for statement in (
+                FAST.format(db=db), SLOW.format(db=db),
+                *(f"INSERT INTO fast VALUES {ROW.format(i=i)}" for i in range(1, 6)),
+                "INSERT INTO fast (id) VALUES (6), (7)",
+                "UPDATE fast SET v = 'upd', n = -n WHERE id <= 3",
+                "DELETE FROM fast WHERE id = 2",
+                ("INSERT INTO slow VALUES (1, '-01:02:03.5', '{\"k\": [1, \"v\"]}', b'10101'),"
+                " (2, '838:59:59.0', '[]', NULL)"),
+                "UPDATE slow SET t = '00:00:01.2', j = '{}' WHERE id = 1",
+                "BEGIN", f"INSERT INTO fast VALUES {ROW.format(i=9)}",
+                "INSERT INTO slow (id) VALUES (3)", "DELETE FROM slow WHERE id = 2", "COMMIT",
+                "ALTER TABLE fast ADD COLUMN w INT UNSIGNED, MODIFY v VARCHAR(60)",
+                "INSERT INTO fast (id, w, v) VALUES (10, 4000000000, 'after the alter')",
+                "XA START 'x1'", "INSERT INTO fast (id) VALUES (11)", "XA END 'x1'",
+                "XA PREPARE 'x1'", "XA COMMIT 'x1'",
+                "XA START 'x2'", "INSERT INTO fast (id) VALUES (12)", "XA END 'x2'",
+                "XA PREPARE 'x2'", "XA ROLLBACK 'x2'",
+                "XA START 'x3'", "INSERT INTO fast (id) VALUES (13)", "XA END 'x3'",
+                "XA COMMIT 'x3' ONE PHASE",
+                "SET SESSION cte_max_recursion_depth = 1000",
+                ("INSERT INTO fast (id, v) WITH RECURSIVE n (i) AS (SELECT 100 UNION ALL "
+                "SELECT i + 1 FROM n WHERE i < 219) SELECT i, CONCAT('s', i) FROM n"),
+                "CREATE TABLE other (k INT PRIMARY KEY)", "RENAME TABLE other TO other2",
+                "DROP TABLE other2", "DELETE FROM fast WHERE id >= 100"):
+            cur.execute(statement)
+    conn.close()
+
+
+def test_own_framing_hands_over_the_transactions_of_the_library_on_mysql(
+        mysql: MySqlPair, unique_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MySQL's untagged GTID events, DDL and XA groups (no BEGIN after the GTID), framed by
+    us and by the library; the transactions must be the same."""
+    monkeypatch.setattr(reader_module, "PIECE_ROWS", 50)
+    db = unique_name
+    start = mysql.replica.gtid_executed()
+    mysql.primary.execute(f"CREATE DATABASE {db}")
+    _mysql_workload(mysql, db)
+    end = mysql.wait_synced()
+    settings = mysql.cdc_settings()
+    settings["passwd"] = settings.pop("password")
+    ours = _read(settings, MYSQL, start, end, frames, 9403)
+    reference = _read(settings, MYSQL, start, end, library_frames, 9404)
+    assert [_shape(tx) for tx in ours] == [_shape(tx) for tx in reference]
+    assert any(tx.partial for tx in ours)
+    assert sum(1 for tx in ours if tx.ddl and tx.ddl.startswith(("CREATE", "ALTER", "RENAME",
+                                                                    "DROP"))) >= 6
+    committed = sorted(row["id"] for tx in ours for c in tx.changes
+                       if c.table.table == "fast" and c.op == "c" for row in c.rows
+                       if row["id"] in (11, 12, 13))
+    assert committed == [11, 13]
+
