@@ -63,10 +63,6 @@ from tests.mysql_services import MySqlPair
 from tests.services import Broker, MariaDbPair
 
 mysql_wire.install()  # as the reader does: MySQL GTID sets in the dump request, encoded by us
-if not hasattr(GtidEvent, "server_id"):
-    # library_frames (connector/binlog/framing.py) reads `event.server_id`, which
-    # mysql-replication 1.0.17 sets on MariaDB's GTID events only: MySQL's from the header.
-    GtidEvent.server_id = property(lambda event: event.packet.server_id)  # type: ignore[attr-defined]
 
 # The events the connector's reader asks for: decoding alone gets the same work.
 READER_EVENTS = [MariadbGtidEvent, GtidEvent, QueryEvent, XidEvent, TableMapEvent,
