@@ -263,9 +263,11 @@ class Engine:
         self._build(self.config.with_server_flavour(flavour.name))
         self.offsets.open(self.admin)
         stored = self.offsets.load()
+        # Every start writes in a new epoch, leased or not: loading keeps the highest epoch,
+        # so a start with ha.enabled=false after a leased one must not write below it.
+        self.epoch = (0 if stored is None else stored.epoch) + 1
+        self.instance = Instance.here()
         if self.lease is not None:
-            self.epoch = (0 if stored is None else stored.epoch) + 1
-            self.instance = Instance.here()
             log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
         self.signals.open(None if stored is None else stored.signal_offset)
         self.admin.ensure(self.dispatcher.internal_topics())

@@ -111,6 +111,32 @@ def test_restart_after_changes_while_down_loses_nothing(
     assert status.returncode == 0 and "streaming position: gtids=0-1-" in status.stdout
 
 
+def test_a_start_without_ha_after_a_leased_one_does_not_rewind(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Records of the leased start carry epoch 1; the starts with ha.enabled=false that
+    follow must win on load, or every restart rewinds to the leased start's position."""
+    db = unique_name
+    mariadb.primary.execute(f"CREATE DATABASE {db}")
+    mariadb.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY)")
+    mariadb.wait_synced()
+    for name in ("leased", "alone2", "alone3"):
+        (tmp_path / name).mkdir()
+    leased = connector_document(mariadb, broker, db)
+    with streaming_connector(leased, tmp_path / "leased") as conn:
+        mariadb.primary.execute(f"INSERT INTO {db}.t VALUES (1)")
+        wait_committed(mariadb, broker, leased, f"{db}-offsets")
+        assert conn.stop() == 0
+    alone = connector_document(mariadb, broker, db, ha__enabled="false")
+    for first in (2, 3):
+        with streaming_connector(alone, tmp_path / f"alone{first}") as conn:
+            mariadb.primary.execute(f"INSERT INTO {db}.t VALUES ({first})")
+            wait_committed(mariadb, broker, alone, f"{db}-offsets")
+            assert conn.stop() == 0
+    creates = [json.loads(m.value())["payload"]["after"]["id"]
+               for m in consume_all(broker.bootstrap, f"{db}.{db}.t") if m.value() is not None]
+    assert creates == [1, 2, 3]  # no restart went back to an older position
+
+
 def test_offsets_go_to_the_java_partitioners_partition(broker: Broker, unique_name: str) -> None:
     """Our murmur2 partition is the one librdkafka's Java-compatible partitioner picks."""
     topic = f"{unique_name}-keys"
