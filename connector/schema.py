@@ -36,6 +36,7 @@ _SIMPLE_CODES = {
     FIELD_TYPE.DATETIME2: "datetime", FIELD_TYPE.TIMESTAMP: "timestamp",
     FIELD_TYPE.TIMESTAMP2: "timestamp", FIELD_TYPE.YEAR: "year", FIELD_TYPE.ENUM: "enum",
     FIELD_TYPE.SET: "set", FIELD_TYPE.JSON: "json", FIELD_TYPE.GEOMETRY: "geometry",
+    242: "vector",  # MYSQL_TYPE_VECTOR (MySQL 9), unknown to mysql-replication 1.0.17
 }
 
 
@@ -230,16 +231,41 @@ def with_catalog_details(schema: TableSchema, catalog: TableSchema) -> TableSche
     return TableSchema(schema.db, schema.table, tuple(columns), schema.primary_key)
 
 
+def _mysql_default(row: dict[str, Any]) -> Any:
+    """MySQL's COLUMN_DEFAULT in MariaDB's form (the one Column.default holds): MySQL quotes
+    no literal ('it''s' reads it's), writes a binary one in hex (0x6162) and marks an
+    expression in EXTRA (DEFAULT_GENERATED) instead."""
+    raw = row["COLUMN_DEFAULT"]
+    if raw is None or "DEFAULT_GENERATED" in str(row.get("EXTRA") or "").upper():
+        return raw
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    if text[:2].lower() == "b'":
+        return text
+    if text[:2].lower() == "0x" and str(row["DATA_TYPE"]).lower() in BINARY_TYPE_NAMES:
+        try:
+            text = bytes.fromhex(text[2:]).decode("utf-8")
+        except ValueError:
+            return None  # bytes no text holds: no default rather than a wrong one
+    return "'" + text.replace("'", "''") + "'"
+
+
+BINARY_TYPE_NAMES = frozenset({"binary", "varbinary"}) | frozenset(BLOB_TYPES.values())
+
+
 def schema_from_information_schema(conn: Any, db: str, table: str) -> TableSchema:
     """Fallback for the snapshot before any table map was seen; same result as the binlog's."""
     with conn.cursor() as cur:
+        cur.execute("SHOW GLOBAL VARIABLES LIKE 'gtid_binlog_pos'")
+        mysql = not cur.fetchall()  # as connector.flavours.server_flavour tells them apart
         cur.execute(
             "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, "
             "NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, "
-            "IS_NULLABLE, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
-            "AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, table))
+            "IS_NULLABLE, COLUMN_DEFAULT, EXTRA FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, table))
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        if mysql:
+            rows = [{**r, "COLUMN_DEFAULT": _mysql_default(r)} for r in rows]
         cur.execute(
             "SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
             "AND TABLE_NAME = %s AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX", (db, table))

@@ -10,10 +10,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connector.events import values
+from connector.events import decoding, values
 from connector.events.defaults import literal_value
 from connector.events.values import Converter
 from connector.schema import Column
+
+# mysql-replication's decoding corrected (MySQL JSON as Debezium's text, VECTOR, ENUM/SET
+# names and wide charsets: decoding.py), in every process that decodes the binlog (the
+# reader imports this module).
+decoding.install()
 
 # The snapshot's session must read TIMESTAMP columns in UTC, as the binlog holds them.
 SNAPSHOT_SESSION_INIT = "SET time_zone = '+00:00'"
@@ -79,14 +84,17 @@ BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob
 
 def field_mapping(column: Column, decimal_mode: str = "precise",
                   time_precision_mode: str = "adaptive_time_microseconds") -> FieldMapping:
-    """Schema (with the column's DEFAULT, as Debezium copies it), converter, NOT NULL fallback."""
+    """Schema (with the column's DEFAULT, as Debezium copies it), converter, NOT NULL fallback
+    (the DEFAULT where there is one: Debezium's convertValue gives a NOT NULL column whose
+    value converts to none, a zero date say, its schema's default before its own fallback)."""
     mapping = _mapping(column, decimal_mode, time_precision_mode)
     if column.default is None:
         return mapping
     value = default_value(column, mapping)
     if value is None:
         return mapping
-    return FieldMapping({**mapping.schema, "default": value}, mapping.convert, mapping.fallback)
+    fallback = mapping.fallback if column.nullable else value
+    return FieldMapping({**mapping.schema, "default": value}, mapping.convert, fallback)
 
 
 def default_value(column: Column, mapping: FieldMapping) -> Any:
@@ -171,6 +179,10 @@ def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> Fie
                             {"allowed": ",".join(column.values)}), values.enum_set(column.values), "")
     if t == "json":
         return make(_schema("string", opt, "io.debezium.data.Json", 1), values.json_text, "{}")
+    if t == "vector":  # MySQL 9
+        schema = {"type": "array", "items": {"type": "float", "optional": False},
+                  "optional": opt, "name": "io.debezium.data.FloatVector", "version": 1}
+        return make(schema, values.float_vector, [])
     if t == "geometry":
         schema = {"type": "struct", "fields": GEOMETRY_FIELDS, "optional": opt,
                   "name": "io.debezium.data.geometry.Geometry", "version": 1, "doc": "Geometry"}

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from decimal import Context, Decimal
 from typing import Any
 
+from connector.events.java_float import float_to_string
+
 Converter = Callable[[Any], Any]
 
 _EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
@@ -75,14 +77,20 @@ def bigint_unsigned(value: int) -> int:
 
 
 def float32(value: Any) -> float:
-    """FLOAT as Kafka's JsonConverter writes a Java float: the shortest decimal that reads
-    back as the same 32-bit float (123456.7 from the binlog; a SELECT's text is shorter)."""
-    exact = _F32.unpack(_F32.pack(float(value)))[0]
-    for digits in range(6, 10):
-        text = f"{exact:.{digits}g}"
-        if _F32.unpack(_F32.pack(float(text)))[0] == exact:
-            return float(text)
-    return float(exact)
+    """FLOAT as Kafka's JsonConverter writes a Java float: Java 17's `Float.toString` of the
+    32-bit value (123456.7 from the binlog; a SELECT's text gives the same float), which is
+    the shortest decimal that reads back as that float except where Java writes a digit
+    more (java_float.py)."""
+    return float(float_to_string(float(value)))
+
+
+def float_vector(value: Any) -> list[float]:
+    """MySQL's VECTOR (little-endian float32s) as Debezium's FloatVector: a list of Java
+    floats; a length that is no multiple of 4 gives an empty list, as there."""
+    raw = bytes(value.encode("latin-1") if isinstance(value, str) else value)
+    if len(raw) % 4:
+        return []
+    return [float32(x) for (x,) in _F32.iter_unpack(raw)]
 
 
 def float32_widened(value: Any) -> float:
