@@ -8,13 +8,15 @@ windows the coordinator closes (`emit_snapshot_rows`).
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import re
 import time
 from typing import Any
 
-from connector.binlog.ddl import DdlChange, parse_ddl
-from connector.binlog.declared import DeclaredColumns
+from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip_comments
+from connector.binlog.declared import DeclaredColumns, split_top
 from connector.binlog.statements import dml_target
 from connector.binlog.transactions import Transaction
 from connector.config import ConnectorConfig
@@ -36,6 +38,57 @@ OLD_KEY = "__debezium.oldkey"
 
 def key_header(name: str, key: bytes | None) -> list[tuple[str, str | bytes | None]] | None:
     return None if key is None else [(name, key)]
+
+
+_CREATE_LIKE = re.compile(rf"^CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+                          rf"{_QNAME}\s*\(?\s*LIKE\s+({_QNAME})\s*\)?\s*$", re.IGNORECASE)
+_DROP_HEAD = re.compile(r"\s*(?:/\*.*?\*/\s*)*(DROP\s+(?:TEMPORARY\s+)?TABLES?\s+"
+                        r"(?:IF\s+EXISTS\s+)?)", re.IGNORECASE | re.DOTALL)
+_DROP_TAIL = re.compile(r"\b(RESTRICT|CASCADE)\s*(?:/\*.*?\*/\s*)*$", re.IGNORECASE | re.DOTALL)
+_RENAME_HEAD = re.compile(r"\s*(?:/\*.*?\*/\s*)*(RENAME\s+TABLES?\s+)(.*?)\s*$",
+                          re.IGNORECASE | re.DOTALL)
+
+
+def drop_statement_parts(ddl: str) -> tuple[str, str]:
+    """What Debezium writes around each table of a DROP TABLE: the statement's own words up
+    to its first table ("DROP TABLE IF EXISTS " where the server logged IF EXISTS, as
+    MariaDB does) and a trailing RESTRICT/CASCADE."""
+    head = _DROP_HEAD.match(ddl)
+    tail = _DROP_TAIL.search(ddl)
+    return (head.group(1) if head else "DROP TABLE "), (f" {tail.group(1)}" if tail else "")
+
+
+def rename_statements(ddl: str) -> list[str] | None:
+    """A RENAME TABLE as Debezium splits it, one statement per pair ("RENAME TABLE a TO b");
+    None for a statement that is no RENAME TABLE."""
+    match = _RENAME_HEAD.match(ddl)
+    if match is None:
+        return None
+    return [match.group(1) + pair for pair in split_top(match.group(2))]
+
+
+def _java_string_hash(text: str) -> int:
+    """String.hashCode (over UTF-16 units), as an unsigned 32-bit number."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_set_names(tables: list[tuple[str, str]]) -> str:
+    """Table names joined in the order Debezium's source.table lists them: a java.util.HashSet
+    of TableIds (hash of "db.table") built in statement order, then copied."""
+    hashes = [(h ^ (h >> 16)) for h in (_java_string_hash(f"{d}.{t}") for d, t in tables)]
+    capacity = 16
+    while len(tables) > capacity * 3 // 4:  # the set as it grew
+        capacity *= 2
+    order = sorted(range(len(tables)), key=lambda i: hashes[i] & (capacity - 1))
+    copy = 16  # new HashSet<>(set): capacity for size / 0.75 + 1
+    while copy < int(len(tables) / 0.75) + 1:
+        copy *= 2
+    order = sorted(order, key=lambda i: hashes[i] & (copy - 1))
+    return ",".join(tables[i][1] for i in order)
 
 
 class CaptureFailed(RuntimeError):
@@ -62,6 +115,9 @@ class Dispatcher:
         self._unknown_ddl_logged: set[str] = set()
         self.last_server_id = 0
         self.rows_out = 0
+        # Debezium's source.row of a DDL event: the row number of the last captured row it
+        # sent, which no DDL resets (measured on MySQL: 2 after a 3-row UPDATE).
+        self._last_row = 0
         # Transaction metadata of a transaction that arrives in pieces (BEGIN sent, counts).
         self._tx_meta_open = False
         self._tx_total = 0
@@ -178,6 +234,8 @@ class Dispatcher:
                     if self._tombstones:
                         send(topic, key, None)
             self.rows_out += len(change.rows)
+            if change.rows:
+                self._last_row = len(change.rows) - 1
         self._tx_total = total
 
     def emit_snapshot_rows(self, schema: TableSchema, rows: list[Any], file: str,
@@ -212,6 +270,7 @@ class Dispatcher:
         ddl = tx.ddl or ""
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
+        self._follow_create_like(ddl, change, tx.db)
         if change.kind == "UNKNOWN":
             head = " ".join(ddl.split())[:80]
             if head not in self._unknown_ddl_logged:
@@ -229,10 +288,10 @@ class Dispatcher:
         if change.kind == "TRUNCATE":
             return  # no schema change: Debezium emits none for TRUNCATE
         for text, table, changes, previous in self._schema_changes(ddl, change, captured):
-            # Debezium names the table of a one-table DDL in source.table; no thread for DDL.
+            # Debezium names the tables of the DDL in source.table; no thread for DDL.
             source = SourceInfo(ts_ms=tx.ts_sec * 1000, db=db, table=table,
                                 server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
-                                pos=tx.begin_pos, row=0, thread=None, query=None)
+                                pos=tx.begin_pos, row=self._last_row, thread=None, query=None)
             topic, key, value = self._encoder.schema_change(source, text, db, changes)
             self._sink.send(topic, key, value)
             # Debezium's history record: the position after this DDL.
@@ -245,29 +304,48 @@ class Dispatcher:
             self._sink.send(self._config.history_topic, None,
                             json.dumps(history, separators=(",", ":")).encode())
 
+    def _follow_create_like(self, ddl: str, change: DdlChange, db: str | None) -> None:
+        """CREATE TABLE t LIKE s: t as s was declared (Debezium's parser copies s), so that
+        its schema change has the structure and its events the defaults. DeclaredColumns
+        leaves such a table to the catalog, which may already be at a later version."""
+        like = _CREATE_LIKE.search(strip_comments(ddl))
+        if change.kind != "CREATE" or like is None or not change.tables:
+            return
+        source = self._declared.table(".".join(_qualified(like.group(1), db)))
+        if source is not None:
+            new_db, new_table = change.tables[0]
+            self._declared.tables[f"{new_db}.{new_table}"] = copy.deepcopy(source)
+
     def _schema_changes(self, ddl: str, change: DdlChange, captured: list[tuple[str, str]]
                         ) -> list[tuple[str, str | None, list[dict[str, Any]], list[str | None]]]:
         """(ddl, source.table, tableChanges, previous ids) per event, as Debezium splits and
-        types them: one DROP event per table with its own statement, a RENAME as an ALTER of
-        the new name, CREATE and ALTER with the table's structure."""
+        types them: one DROP event per table with its own statement, one event per pair of a
+        RENAME TABLE, a RENAME as an ALTER of the new name, CREATE and ALTER with the table's
+        structure. source.table names every table of the statement, in Java's HashSet order."""
         declared = self._declared
 
         def described(kind: str, db: str, table: str) -> dict[str, Any]:
             return table_change(kind, db, table, declared.table(f"{db}.{table}"),
                                 declared.database_charset(db))
         if change.kind == "DROP":
-            # source.table names every dropped table, last first (measured).
-            names = ",".join(t for _, t in reversed(captured))
-            return [(f"DROP TABLE IF EXISTS `{d}`.`{t}`", names, [described("DROP", d, t)],
+            names = java_set_names(captured)
+            prefix, suffix = drop_statement_parts(ddl)
+            return [(f"{prefix}`{d}`.`{t}`{suffix}", names, [described("DROP", d, t)],
                      [None]) for d, t in captured]
         if change.kind == "RENAME":
             pairs = [(old, new) for old, new in zip(change.tables[::2], change.tables[1::2],
                                                      strict=True) if new in captured]
-            return [(ddl, pairs[0][1][1] if len(pairs) == 1 else None,
-                     [described("ALTER", *new) for _, new in pairs],
-                     # previousId: RENAME TABLE only (Debezium has none for ALTER .. RENAME)
-                     [f'"{old[0]}"."{old[1]}"' if ddl.lstrip()[:6].upper() == "RENAME"
-                      else None for old, _ in pairs])]
+            if not pairs:
+                return []
+            names = java_set_names([new for _, new in pairs])
+            texts = rename_statements(ddl)
+            if texts is None or len(texts) != len(change.tables) // 2:  # ALTER .. RENAME
+                return [(ddl, names, [described("ALTER", *new) for _, new in pairs],
+                         [None] * len(pairs))]
+            # previousId: RENAME TABLE only (Debezium has none for ALTER .. RENAME)
+            by_new = dict(zip(change.tables[1::2], texts, strict=True))
+            return [(by_new[new], names, [described("ALTER", *new)], [f'"{old[0]}"."{old[1]}"'])
+                    for old, new in pairs]
         if change.kind in ("CREATE", "ALTER"):
             return [(ddl, captured[0][1] if len(captured) == 1 else None,
                      [described(change.kind, d, t) for d, t in captured],

@@ -74,10 +74,13 @@ def _column(position: int, name: str, col: Declared, table_charset: str | None
     numbers = [int(n) for n in re.findall(r"\d+", paren.group(1))] if paren and not values \
         else []
     length: int | None = numbers[0] if numbers else None
-    if base == "enum":
-        length = max((len(v.strip("'")) for v in values), default=0)
+    if base == "enum":  # Debezium 3.6's parser: 1 for an ENUM, members + commas for a SET
+        length = 1
     elif base == "set":
-        length = len(",".join(v.strip("'") for v in values))
+        length = max(0, 2 * len(values) - 1)
+    expression = col.default_expression
+    if expression is not None and expression.startswith("("):
+        expression = None  # an expression DEFAULT (MySQL 8: `DEFAULT (uuid())`): none there
     return {
         "name": name, "jdbcType": JDBC_TYPES.get(base, 1111), "nativeType": None,
         "typeName": type_name, "typeExpression": type_name,
@@ -87,7 +90,7 @@ def _column(position: int, name: str, col: Declared, table_charset: str | None
         # are left out (include.schema.comments=false, its default).
         "position": position, "optional": col.nullable, "autoIncremented": col.auto_increment,
         "generated": col.auto_increment, "comment": None,
-        "defaultValueExpression": col.default_expression, "enumValues": values or None,
+        "defaultValueExpression": expression, "enumValues": values or None,
     }
 
 
