@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.mysql_services import MySqlPair
 from tests.services import MariaDbPair, ServiceError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,9 +34,10 @@ JVM_OPTS = ["-Xrs", "-Xms64m", "-Xmx768m", "-XX:TieredStopAtLevel=1"]
 Record = dict[str, Any]
 
 
-def mysql_properties(pair: MariaDbPair, prefix: str, workdir: Path,
+def mysql_properties(pair: MariaDbPair | MySqlPair, prefix: str, workdir: Path,
                      offset_storage: str = MEMORY_OFFSETS, **overrides: Any) -> dict[str, str]:
-    """Properties for Debezium's MySQL connector on `pair.replica`, JSON with schemas."""
+    """Properties for Debezium's MySQL connector on `pair.replica` (a MySQL replica, or a
+    MariaDB one reporting MySQL 5.7), JSON with schemas."""
     settings = pair.cdc_settings()
     props: dict[str, Any] = {
         "name": f"{prefix}-debezium",
@@ -112,8 +114,10 @@ class DebeziumProcess:
         raise ServiceError(f"timed out after {timeout:.0f}s waiting for {what}; log tail: "
                            f"{self.engine_log()[-1500:]}")
 
-    def wait_log(self, text: str, timeout: float = 120) -> None:
-        self._wait(lambda: text in self.engine_log(), timeout, f"Debezium log line {text!r}")
+    def wait_log(self, text: str, timeout: float = 120, count: int = 1) -> None:
+        """Until the log holds `text` (`count` times)."""
+        self._wait(lambda: self.engine_log().count(text) >= count, timeout,
+                   f"Debezium log line {text!r}" + (f" {count} times" if count > 1 else ""))
 
     def records(self) -> list[Record]:
         if not self.out_path.exists():

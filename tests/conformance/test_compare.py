@@ -43,3 +43,35 @@ def test_zoned_timestamps_of_snapshot_reads_may_differ_only_in_form() -> None:
 def test_differences_walks_nested_structures() -> None:
     assert differences({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}], "c": 0}) == [
         "a[1].b: Debezium 2 != gtidmark 3", "c: only gtidmark has it (0)"]
+
+
+def test_mysql_commit_times_may_follow_the_statements_start_second() -> None:
+    same = "p.db.t[0] value.payload.source.ts_us: Debezium 1795638408429073 != gtidmark " \
+           "1795638408000000"
+    next_second = same.replace("1795638408429073", "1795638409002000")
+    later = same.replace("1795638408000000", "1795638409000000")
+    assert allowed(same) and allowed(next_second) and not allowed(later)
+
+
+def test_binary_columns_declared_as_text_hold_the_same_bytes() -> None:
+    same = 'p.db.t[0] value.payload.after.bin_c: Debezium "\\u0001\\u0002" != gtidmark ' \
+           '"AQIAAA=="'
+    other = same.replace("AQIAAA==", "AQMAAA==")
+    assert allowed(same) and not allowed(other)
+    assert not allowed(same.replace("bin_c", "c"))
+
+
+def test_enum_members_and_year_zero() -> None:
+    assert allowed("schema change[1] value.payload.tableChanges[0].table.columns[2]."
+                   "enumValues[1]: Debezium \"'x y'\" != gtidmark \"'xy'\"")
+    assert not allowed("schema change[1] value.payload.tableChanges[0].table.columns[2]."
+                       "enumValues[1]: Debezium \"'x y'\" != gtidmark \"'xz'\"")
+    assert allowed("p.db.t[0] value.payload.after.y: Debezium 1900 != gtidmark 0")
+    assert not allowed("p.db.t[0] value.payload.after.n: Debezium 1900 != gtidmark 0")
+
+
+def test_gtids_are_compared_on_mysql() -> None:
+    theirs, ours = record({"v": 1}, gtid="u:1"), record({"v": 1}, gtid="u:2")
+    assert compare_sequences([theirs], [ours], "t") == []
+    assert compare_sequences([theirs], [ours], "t", flavour="mysql") == [
+        't[0] value.payload.source.gtid: Debezium "u:1" != gtidmark "u:2"']

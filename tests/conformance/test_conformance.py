@@ -1,129 +1,40 @@
 """gtidmark against Debezium 3.6.3 on the same replica, over the same statements.
 
-One Debezium run and one `gtidmark run` for the whole module: the snapshot tables are read
-by Debezium's initial snapshot and by gtidmark's execute-snapshot (see README "Events" for
-why Debezium cannot run an incremental snapshot here), then the scripted statements stream
-through both and every record is compared.
+One Debezium run and one `gtidmark run` per server flavour, MariaDB and MySQL
+(tests/conformance/runs.py): the snapshot tables are read by both, then the scripted
+statements (scenarios.py, and on MySQL mysql_scenarios.py too) stream through both and
+every record is compared, with the differences compare.py allows.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from connector.config import parse_config
-from signals.send import build_signal, send_signal
-from tests.conformance.compare import Record, by_topic, compare_sequences, differences
-from tests.conformance.scenarios import SNAPSHOT_SETUP, STREAMING
-from tests.connector_tools import ConnectorProcess, connector_document, wait_until
-from tests.debezium_runner import DebeziumProcess, mysql_properties
-from tests.kafka_tools import consume_all, list_topics
-from tests.services import Broker, MariaDbPair
-
-DB = "conf"
-SETTINGS = {"provide.transaction.metadata": "true", "heartbeat.interval.ms": "500"}
+from connector.gtid import GtidSet, MysqlGtid
+from tests.conformance.compare import Record, allowed, by_topic, compare_sequences, differences
+from tests.conformance.runs import Run, conformance_run, target
+from tests.services import Broker
 
 
-@dataclass
-class Run:
-    debezium: list[Record]
-    ours: list[Record]
-    debezium_history: list[dict[str, Any]]
-    ours_history: list[dict[str, Any]]
-
-
-def _run_sql(pair: MariaDbPair, statements: list[Any]) -> None:
-    conn = pair.primary.root(DB, charset="utf8mb4")
-    try:
-        with conn.cursor() as cur:
-            for statement in statements:
-                if isinstance(statement, list):
-                    cur.execute("BEGIN")
-                    for part in statement:
-                        cur.execute(part)
-                    cur.execute("COMMIT")
-                else:
-                    cur.execute(statement)
-    finally:
-        conn.close()
-
-
-def _kafka_records(broker: Broker) -> list[Record]:
-    out: list[Record] = []
-    for topic in sorted(list_topics(broker.bootstrap)):
-        if not (topic == DB or topic.startswith(f"{DB}.") or topic.endswith(f".{DB}")):
-            continue
-        for msg in consume_all(broker.bootstrap, topic):
-            headers = {k: json.loads(v) if v else None for k, v in (msg.headers() or [])}
-            out.append({"topic": topic, "key": json.loads(msg.key()) if msg.key() else None,
-                        "value": json.loads(msg.value()) if msg.value() else None,
-                        "headers": headers})
-    return out
-
-
-def _has_done(records: list[Record]) -> bool:
-    """The last statement's row and its transaction's END (a later batch may carry it)."""
-    done = [r for r in records if r["topic"] == f"{DB}.{DB}.done"]
-    if not done:
-        return False
-    tx = done[-1]["value"]["payload"]["transaction"]["id"]
-    return any(r["topic"] == f"{DB}.transaction" and r["value"]["payload"]["status"] == "END"
-               and r["value"]["payload"]["id"] == tx for r in records)
-
-
-@pytest.fixture(scope="module")
-def run(dbz_mariadb: MariaDbPair, broker: Broker,
+@pytest.fixture(scope="module", params=["mariadb", "mysql"])
+def run(request: pytest.FixtureRequest, broker: Broker,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    work = tmp_path_factory.mktemp("conformance")
-    dbz_mariadb.primary.execute(f"CREATE DATABASE {DB} CHARACTER SET utf8mb4")
-    _run_sql(dbz_mariadb, SNAPSHOT_SETUP)
-    dbz_mariadb.wait_synced()
-    dbz = DebeziumProcess(mysql_properties(
-        dbz_mariadb, DB, work / "debezium", **{"database.include.list": DB,
-                                               "snapshot.mode": "initial", **SETTINGS}),
-        work / "debezium")
-    # Any connector.class works: the flavour comes from the server.
-    doc = connector_document(dbz_mariadb, broker, DB, **{
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector", **SETTINGS})
-    ours = ConnectorProcess(doc, work)
-    try:
-        dbz.start()
-        ours.start()
-        ours.wait_log("streaming from")
-        config = parse_config(doc)
-        send_signal(config, build_signal("execute-snapshot",
-                                         tables=[f"{DB}.snap", f"{DB}.snap_all"]))
-        ours.wait_log(f"snapshot of {DB}.snap_all complete", timeout=120)
-        send_signal(config, build_signal("execute-snapshot", tables=[f"{DB}.snap_sk"],
-                                         surrogate_key="code"))
-        ours.wait_log(f"snapshot of {DB}.snap_sk complete", timeout=120)
-        _run_sql(dbz_mariadb, STREAMING)
-        debezium = dbz.wait_records(_has_done, 180, "Debezium to see the last statement")
-        wait_until(lambda: _has_done(_kafka_records(broker)), 180,
-                   "gtidmark to send the last statement")
-    finally:
-        dbz.stop()
-        if ours.proc is not None:
-            ours.stop()
-    history_file = work / "debezium" / "schema-history.dat"
-    result = Run(debezium, _kafka_records(broker),
-                 [json.loads(line) for line in history_file.read_text().splitlines() if line],
-                 [json.loads(m.value()) for m in consume_all(broker.bootstrap,
-                                                             f"{DB}-schema-history")])
-    (work / "ours.jsonl").write_text("".join(json.dumps(r) + "\n" for r in result.ours))
-    yield result
+    flavour = str(request.param)
+    pair = request.getfixturevalue("dbz_mariadb" if flavour == "mariadb" else "mysql")
+    work = tmp_path_factory.mktemp(f"conformance-{flavour}")
+    yield conformance_run(pair, broker, work, target(flavour, broker))
 
 
 def _assert_same(problems: list[str]) -> None:
     assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:80])
 
 
-def _change_topics(records: list[Record]) -> dict[str, list[Record]]:
-    return {t: rs for t, rs in by_topic(records).items() if t.startswith(f"{DB}.{DB}.")}
+def _change_topics(db: str, records: list[Record]) -> dict[str, list[Record]]:
+    return {t: rs for t, rs in by_topic(records).items() if t.startswith(f"{db}.{db}.")}
 
 
 def _streamed(records: list[Record]) -> list[Record]:
@@ -131,12 +42,13 @@ def _streamed(records: list[Record]) -> list[Record]:
 
 
 def test_change_events_equal_debezium(run: Run) -> None:
-    ours = _change_topics(_streamed(run.ours))
-    theirs = _change_topics(_streamed(run.debezium))
+    ours = _change_topics(run.db, _streamed(run.ours))
+    theirs = _change_topics(run.db, _streamed(run.debezium))
     problems = [f"topics: Debezium {sorted(theirs)} != gtidmark {sorted(ours)}"] \
         if set(ours) != set(theirs) else []
     for topic in sorted(theirs):
-        problems += compare_sequences(theirs[topic], ours.get(topic, []), topic)
+        problems += compare_sequences(theirs[topic], ours.get(topic, []), topic,
+                                      flavour=run.flavour)
     _assert_same(problems)
 
 
@@ -145,7 +57,7 @@ def test_key_headers_equal_debezium(run: Run) -> None:
         ordered = sorted(_streamed(records), key=lambda r: str(r["topic"]))  # stable
         return [(r["topic"], {k: v for k, v in r["headers"].items()
                               if k.startswith("__debezium.") and "context" not in k})
-                for r in ordered if r["topic"].startswith(f"{DB}.{DB}.")]
+                for r in ordered if r["topic"].startswith(f"{run.db}.{run.db}.")]
     assert headers(run.ours) == headers(run.debezium)
 
 
@@ -154,34 +66,50 @@ def test_snapshot_reads_equal_debezium(run: Run) -> None:
         found = [r for r in records if r["value"] is not None
                  and r["value"]["payload"].get("op") == "r"]
         return sorted(found, key=lambda r: (r["topic"], json.dumps(r["key"], sort_keys=True)))
-    # When and where each read: Debezium's blocking snapshot says "first"/"true"/"last" and
-    # the binlog position it started from; gtidmark "incremental" and its window's position.
-    masks = ("source.ts_ms", "source.ts_us", "source.ts_ns", "source.snapshot", "source.file",
-             "source.pos")
-    _assert_same(compare_sequences(reads(run.debezium), reads(run.ours), "r", masks))
+    # When and where each read: gtidmark writes its window's position; Debezium the binlog
+    # position its snapshot had reached, with the server id, GTID and thread of the event
+    # that closed the window (on MySQL a transaction of the run's tick database, see
+    # runs.py). On MariaDB, Debezium's blocking snapshot also says "first"/"true"/"last"
+    # where gtidmark says "incremental"; on MySQL both run incremental.
+    masks = ("source.ts_ms", "source.ts_us", "source.ts_ns", "source.file", "source.pos",
+             "source.server_id", "source.gtid", "source.thread")
+    if run.flavour == "mariadb":
+        masks += ("source.snapshot",)
+    _assert_same(compare_sequences(reads(run.debezium), reads(run.ours), "r", masks,
+                                   run.flavour))
 
 
 def test_schema_changes_equal_debezium(run: Run) -> None:
     def changes(records: list[Record]) -> list[Record]:
         # Debezium's MySQL connector reports MariaDB's dummy events ("# Dummy event ...")
         # as schema changes; they are not DDL.
-        return [r for r in records if r["topic"] == DB
+        return [r for r in records if r["topic"] == run.db
                 and r["value"]["payload"]["source"]["snapshot"] == "false"
                 and not r["value"]["payload"]["ddl"].startswith("# Dum")]
-    _assert_same(compare_sequences(changes(run.debezium), changes(run.ours), "schema change"))
+    _assert_same(compare_sequences(changes(run.debezium), changes(run.ours), "schema change",
+                                   flavour=run.flavour))
 
 
 def test_transaction_metadata_equal_debezium(run: Run) -> None:
-    topic = f"{DB}.transaction"
-    _assert_same(compare_sequences(by_topic(run.debezium)[topic], by_topic(run.ours)[topic],
-                                   topic))
+    topic = f"{run.db}.transaction"
+    theirs, ours = by_topic(run.debezium)[topic], by_topic(run.ours)[topic]
+    # Debezium's read-only snapshot sends a window's rows (no transaction block) when a
+    # transaction past the window closes it: on MySQL here one of the tick database's,
+    # which then shows as a BEGIN and an END of no events. gtidmark's windows close on no
+    # transaction; it sends no empty ones.
+    empty = {r["value"]["payload"]["id"] for r in theirs
+             if r["value"]["payload"]["status"] == "END"
+             and r["value"]["payload"]["event_count"] == 0}
+    assert not [r for r in ours if r["value"]["payload"]["event_count"] == 0]
+    theirs = [r for r in theirs if r["value"]["payload"]["id"] not in empty]
+    _assert_same(compare_sequences(theirs, ours, topic, flavour=run.flavour))
 
 
 def test_heartbeat_equal_debezium(run: Run) -> None:
-    topic = f"__debezium-heartbeat.{DB}"
+    topic = f"__debezium-heartbeat.{run.db}"
     theirs, ours = by_topic(run.debezium)[topic], by_topic(run.ours)[topic]
     assert theirs and ours
-    _assert_same(compare_sequences(theirs[:1], ours[:1], topic, ("ts_ms",)))
+    _assert_same(compare_sequences(theirs[:1], ours[:1], topic, ("ts_ms",), run.flavour))
 
 
 def test_schema_history_records_equal_debezium(run: Run) -> None:
@@ -191,8 +119,8 @@ def test_schema_history_records_equal_debezium(run: Run) -> None:
         for r in records:
             if "snapshot" in r["position"] or r["ddl"].startswith("# Dum"):
                 continue  # its initial snapshot; MariaDB dummy events (see above)
-            position = {k: v for k, v in r["position"].items()
-                        if k not in ("ts_sec", "gtids")}  # time; MariaDB GTID (ours only)
+            # time; the GTIDs: on MariaDB ours only (the MariaDB GTID), on MySQL compared below
+            position = {k: v for k, v in r["position"].items() if k not in ("ts_sec", "gtids")}
             out.append({**r, "position": position, "ts_ms": None})
         return out
     theirs, ours = streamed(run.debezium_history), streamed(run.ours_history)
@@ -200,4 +128,25 @@ def test_schema_history_records_equal_debezium(run: Run) -> None:
         if len(theirs) != len(ours) else []
     for i, (a, b) in enumerate(zip(theirs, ours, strict=False)):
         problems += [f"history[{i}] {d}" for d in differences(a, b)]
-    _assert_same(problems)
+    if run.flavour == "mysql":
+        problems += _history_gtids(run)
+    _assert_same([p for p in problems if not allowed(p)])
+
+
+def _history_gtids(run: Run) -> list[str]:
+    """KNOWN GAP (MySQL): Debezium's history position holds the GTID set executed before
+    the DDL (uuid:1-24), ours the DDL's own GTID (uuid:25): the dispatcher is not handed the
+    stream position (connector/engine.py's Dispatcher.apply). Checked: ours comes right
+    after Debezium's set."""
+    def gtids(records: list[dict[str, Any]]) -> list[str]:
+        return [r["position"]["gtids"] for r in records
+                if "snapshot" not in r["position"] and r["position"].get("gtids")]
+    problems = []
+    for theirs, ours in zip(gtids(run.debezium_history), gtids(run.ours_history),
+                            strict=False):
+        executed, gtid = GtidSet.parse(theirs), MysqlGtid.parse(ours)
+        source, seq = ours.rsplit(":", 1)
+        before = int(seq) == 1 or executed.contains(MysqlGtid.parse(f"{source}:{int(seq) - 1}"))
+        if executed.contains(gtid) or not before:
+            problems.append(f"history gtids: {ours} does not follow Debezium's {theirs}")
+    return problems
