@@ -36,7 +36,6 @@ _SIMPLE_CODES = {
     FIELD_TYPE.DATETIME2: "datetime", FIELD_TYPE.TIMESTAMP: "timestamp",
     FIELD_TYPE.TIMESTAMP2: "timestamp", FIELD_TYPE.YEAR: "year", FIELD_TYPE.ENUM: "enum",
     FIELD_TYPE.SET: "set", FIELD_TYPE.JSON: "json", FIELD_TYPE.GEOMETRY: "geometry",
-    242: "vector",  # MYSQL_TYPE_VECTOR (MySQL 9), unknown to mysql-replication 1.0.17
 }
 
 
@@ -95,7 +94,9 @@ def _binlog_column(col: Any, nullable: bool) -> Column:
     precision: int | None = None
     scale: int | None = None
     values: tuple[str, ...] = ()
-    if code == FIELD_TYPE.STRING:
+    if getattr(col, "vector", False):  # MySQL 9's VECTOR, read as a BLOB (events/decoding)
+        type_name = "vector"
+    elif code == FIELD_TYPE.STRING:
         type_name = "char" if charset else "binary"
         length = _chars(col.max_length, charset)
     elif code in (FIELD_TYPE.VARCHAR, FIELD_TYPE.VAR_STRING):

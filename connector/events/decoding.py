@@ -4,8 +4,9 @@ the binlog: `install()` runs when connector/events/types.py is imported (the rea
 - MySQL's binary JSON reaches the converters as the text Debezium writes (mysql_json.py).
 - MySQL 9's VECTOR (type 242), which the library does not know: its table-map metadata
   (one byte, the length's size) was not read, which shifted every later column's, and its
-  rows raised. Read as a binary BLOB: the little-endian float32s Debezium's FloatVector
-  takes apart (connector/events/values.py). The table map's optional metadata of a table
+  rows raised. Once the table map is read, such a column is a binary BLOB marked `vector`:
+  its rows decode as bytes, the little-endian float32s Debezium's FloatVector takes apart
+  (connector/events/values.py). The table map's optional metadata of a table
   with a VECTOR also holds a field type the library does not know (13, the vector
   dimensions), on which it raised: such fields are dropped before it reads them.
 - ENUM and SET member names, which the table map holds in the column's character set: the
@@ -21,7 +22,6 @@ the binlog: `install()` runs when connector/events/types.py is imported (the rea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from pymysqlreplication import row_event
@@ -51,20 +51,12 @@ def _charset_by_name(name: str) -> Any:
 
 VECTOR = 242  # MYSQL_TYPE_VECTOR
 _library_column_definition = Column._Column__parse_column_definition
-_library_read_value = row_event.RowsEvent._RowsEvent__read_values_name
 
 
 def _column_definition(self: Any, column_type: int, packet: Any) -> None:
     _library_column_definition(self, column_type, packet)
     if column_type == VECTOR:
         self.length_size = packet.read_uint8()
-
-
-def _read_value(self: Any, column: Any, *args: Any) -> Any:
-    if column.type == VECTOR:  # as a binary BLOB (the library keeps undecodable text bytes)
-        column = SimpleNamespace(type=FIELD_TYPE.BLOB, length_size=column.length_size,
-                                 character_set_name="binary", name=column.name)
-    return _library_read_value(self, column, *args)
 
 
 _KNOWN_METADATA = frozenset(m.value for m in row_event.MetadataFieldType) - {
@@ -124,6 +116,8 @@ _library_sync_column_info = row_event.TableMapEvent._sync_column_info
 def _sync_column_info(self: Any) -> None:
     _library_sync_column_info(self)
     for column in self.columns:
+        if column.type == VECTOR:  # from here on a binary BLOB, marked (connector/schema.py)
+            column.type, column.character_set_name, column.vector = FIELD_TYPE.BLOB, "binary", True
         for attribute in ("enum_values", "set_values"):
             members = getattr(column, attribute, None)
             if members and any(isinstance(m, bytes) for m in members):
@@ -146,7 +140,6 @@ def install() -> None:
     decoders and connector/binlog/charsets.py also ask) looks the name up here."""
     row_event.charset_by_name = _charset_by_name
     Column._Column__parse_column_definition = _column_definition
-    row_event.RowsEvent._RowsEvent__read_values_name = _read_value
     row_event.TableMapEvent._get_optional_meta_data = _optional_metadata
     row_event.TableMapEvent._read_type_values = _read_type_values
     row_event.TableMapEvent._sync_column_info = _sync_column_info

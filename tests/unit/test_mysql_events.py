@@ -78,7 +78,7 @@ def test_enum_length_is_one_and_set_length_members_and_commas() -> None:
 
 
 def _table_map_column(charset: str, members: list[bytes]) -> Any:
-    return SimpleNamespace(enum_values=[""] + members, set_values=None,
+    return SimpleNamespace(type=247, enum_values=[""] + members, set_values=None,
                            character_set_name=charset)
 
 
@@ -88,6 +88,14 @@ def test_enum_members_are_decoded_in_the_columns_charset(monkeypatch: Any) -> No
     monkeypatch.setattr(decoding, "_library_sync_column_info", lambda self: None)
     decoding._sync_column_info(event)
     assert [c.enum_values for c in event.columns] == [["", "ä", "b"], ["", "☃", "x"]]
+
+
+def test_a_vector_column_becomes_a_marked_binary_blob(monkeypatch: Any) -> None:
+    column = SimpleNamespace(type=decoding.VECTOR, enum_values=None, set_values=None,
+                             character_set_name=None, length_size=4)
+    monkeypatch.setattr(decoding, "_library_sync_column_info", lambda self: None)
+    decoding._sync_column_info(SimpleNamespace(columns=[column]))
+    assert (column.type, column.character_set_name, column.vector) == (252, "binary", True)
 
 
 def test_wide_charsets_are_read_big_endian() -> None:
