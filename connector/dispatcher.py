@@ -23,6 +23,7 @@ from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, SourceInfo
 from connector.events.history import history_change, table_change
 from connector.filters import TableFilter
+from connector.flavours import flavour_named
 from connector.gtid import Position
 from connector.kafka import TopicAdmin
 from connector.schema import TableSchema
@@ -136,10 +137,11 @@ class Dispatcher:
             self._admin.ensure([topic])
             self._topics_ready.add(topic)
 
-    def apply(self, tx: Transaction) -> None:
+    def apply(self, tx: Transaction, before: Position) -> None:
+        """Send `tx`'s events; `before` is the stream position just before it."""
         self.last_server_id = tx.server_id
         if tx.ddl is not None:
-            self._apply_ddl(tx)
+            self._apply_ddl(tx, before)
         else:
             if tx.changes:
                 self._apply_rows(tx)
@@ -170,7 +172,7 @@ class Dispatcher:
     def _apply_rows(self, tx: Transaction) -> None:
         send = self._sink.send
         gtid = str(tx.gtid)
-        ts_ms = tx.ts_sec * 1000
+        ts_us = tx.ts_us
         snapshots = self._snapshots
         tx_meta: dict[str, Any] | None = None
         if tx.piece == 0:
@@ -186,7 +188,7 @@ class Dispatcher:
             table = change.table
             enc = self._encoder.table(table)
             self._topic(enc.topic)
-            source = SourceInfo(ts_ms=ts_ms, db=table.db, table=table.table,
+            source = SourceInfo(ts_us=ts_us, db=table.db, table=table.table,
                                 server_id=tx.server_id, gtid=gtid, file=tx.file,
                                 pos=change.pos, row=0, thread=tx.thread, query=None)
             now_ms = int(time.time() * 1000)
@@ -248,7 +250,7 @@ class Dispatcher:
         topic = enc.topic
         self._topic(topic)
         now_ms = int(time.time() * 1000)
-        source = SourceInfo(ts_ms=now_ms, db=schema.db, table=schema.table, server_id=0,
+        source = SourceInfo(ts_us=now_ms * 1000, db=schema.db, table=schema.table, server_id=0,
                             gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
                             snapshot="incremental")
         send = self._sink.send
@@ -262,11 +264,11 @@ class Dispatcher:
 
     def _send_transaction(self, tx: Transaction, status: str, count: int,
                           per_table: dict[str, int]) -> None:
-        topic, key, value = self._encoder.transaction(status, str(tx.gtid), tx.ts_sec * 1000,
+        topic, key, value = self._encoder.transaction(status, str(tx.gtid), tx.ts_us // 1000,
                                                       count, per_table)
         self._sink.send(topic, key, value)
 
-    def _apply_ddl(self, tx: Transaction) -> None:
+    def _apply_ddl(self, tx: Transaction, before: Position) -> None:
         ddl = tx.ddl or ""
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
@@ -287,18 +289,21 @@ class Dispatcher:
             self._encoder.forget(f"{captured_db}.{captured_table}")
         if change.kind == "TRUNCATE":
             return  # no schema change: Debezium emits none for TRUNCATE
+        flavour = flavour_named(self._config.flavour)
         for text, table, changes, previous in self._schema_changes(ddl, change, captured):
             # Debezium names the tables of the DDL in source.table; no thread for DDL.
-            source = SourceInfo(ts_ms=tx.ts_sec * 1000, db=db, table=table,
+            # Debezium times a schema change to the millisecond.
+            source = SourceInfo(ts_us=tx.ts_us // 1000 * 1000, db=db, table=table,
                                 server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
                                 pos=tx.begin_pos, row=self._last_row, thread=None, query=None)
             topic, key, value = self._encoder.schema_change(source, text, db, changes)
             self._sink.send(topic, key, value)
-            # Debezium's history record: the position after this DDL.
+            # Debezium's history record: the file position after this DDL.
             history = {"source": {"server": self._config.topic_prefix},
-                       "position": {"ts_sec": tx.ts_sec, "file": tx.file, "pos": tx.end_pos,
-                                    "server_id": tx.server_id, "gtids": str(tx.gtid)},
-                       "ts_ms": tx.ts_sec * 1000, "databaseName": db, "ddl": text,
+                       "position": {"ts_sec": tx.ts_us // 1_000_000, "file": tx.file,
+                                    "pos": tx.end_pos, "server_id": tx.server_id,
+                                    "gtids": flavour.history_gtids(before, tx.gtid)},
+                       "ts_ms": tx.ts_us // 1000, "databaseName": db, "ddl": text,
                        "tableChanges": [history_change(c, p)
                                         for c, p in zip(changes, previous, strict=True)]}
             self._sink.send(self._config.history_topic, None,

@@ -301,12 +301,12 @@ class Engine:
             if self.queue.failure is not None:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
-                dispatcher.apply(tx)
+                dispatcher.apply(tx, self.position)
                 if tx.partial:
                     continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
                 self.xa_hold = tx.hold
-                self.file, self.pos, self.ts_sec = tx.file, tx.end_pos, tx.ts_sec
+                self.file, self.pos, self.ts_sec = tx.file, tx.end_pos, tx.ts_us // 1_000_000
                 self.snapshots.after_transaction(self.position, tx.file, tx.end_pos)
             if batch:
                 self.transactions += len(batch)

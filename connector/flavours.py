@@ -83,6 +83,11 @@ class Flavour:
     def is_replica(self, cursor: Any) -> bool:
         raise NotImplementedError
 
+    def history_gtids(self, before: Position, gtid: Gtid) -> str:
+        """The `gtids` of a schema-history record's position, as the flavour's Debezium
+        connector writes it for DDL `gtid` applied at position `before`."""
+        raise NotImplementedError
+
     def gtids_at(self, cursor: Any, file: str, pos: int) -> str | None:
         """The position at a binlog file/pos (offsets without GTIDs), None if unknown."""
         raise NotImplementedError
@@ -155,6 +160,9 @@ class _MariaDb(Flavour):
         cursor.execute("SHOW GLOBAL STATUS LIKE 'Slaves_running'")
         row = cursor.fetchone()
         return bool(row and str(row[1]) not in ("0", "OFF"))
+
+    def history_gtids(self, before: Position, gtid: Gtid) -> str:
+        return str(gtid)  # the DDL's own GTID (Debezium's MariaDB history holds none)
 
     def gtids_at(self, cursor: Any, file: str, pos: int) -> str | None:
         cursor.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
@@ -232,6 +240,9 @@ class _MySql(Flavour):
         except pymysql.MySQLError:  # older servers know only the old name
             cursor.execute("SHOW SLAVE STATUS")
         return cursor.fetchone() is not None
+
+    def history_gtids(self, before: Position, gtid: Gtid) -> str:
+        return str(before)  # the set executed before the DDL, as Debezium's offsets then
 
     def gtids_at(self, cursor: Any, file: str, pos: int) -> str | None:
         return None  # MySQL cannot map a file/pos to a GTID set

@@ -41,7 +41,9 @@ from connector.binlog.rowimages import body_rows
 from connector.gtid import MariaGtid, MysqlGtid
 
 # What frames() yields (a tuple, its kind first):
-GTID = 0  # (GTID, log_pos, timestamp, server_id, gtid, flags): MariaDB flags, None on MySQL
+# (GTID, log_pos, ts_us, server_id, gtid, flags): ts_us MySQL's commit time, else the
+# header's second; MariaDB's flags, None on MySQL.
+GTID = 0
 QUERY = 1  # (QUERY, log_pos, thread, schema, query)
 XID = 2  # (XID, log_pos)
 XA_PREPARE = 3  # (XA_PREPARE, log_pos, one_phase, (format_id, gtrid, bqual))
@@ -125,12 +127,14 @@ def frames(stream: BinLogStreamReader,
                 yield ROWS, table_id, op, rows, log_pos - size, None
         elif kind == BINLOG.MARIADB_GTID_EVENT:
             seq, domain, flags = _GTID.unpack_from(data, 20)
-            yield GTID, log_pos, timestamp, server_id, MariaGtid(domain, server_id, seq), flags
+            yield (GTID, log_pos, timestamp * 1_000_000, server_id,
+                   MariaGtid(domain, server_id, seq), flags)
         elif kind == mysql_wire.GTID_LOG_EVENT:
-            yield GTID, log_pos, timestamp, server_id, mysql_wire.untagged_gtid(data, 20), None
+            gtid, commit_us = mysql_wire.untagged_gtid(data, 20, end)
+            yield GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None
         elif kind == mysql_wire.GTID_TAGGED_LOG_EVENT:
-            gtid = mysql_wire.tagged_gtid(data, 20, end)
-            yield GTID, log_pos, timestamp, server_id, gtid, None
+            gtid, commit_us = mysql_wire.tagged_gtid(data, 20, end)
+            yield GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None
         elif kind in _REFUSED:
             raise UncapturableEvent(_REFUSED[kind])
         elif kind == BINLOG.XID_EVENT:
@@ -216,11 +220,12 @@ def library_frames(stream: BinLogStreamReader,
         elif isinstance(event, HeartbeatLogEvent):
             yield HEARTBEAT,
         elif isinstance(event, MariadbGtidEvent):
-            yield (GTID, event.packet.log_pos, event.timestamp, event.server_id,
+            yield (GTID, event.packet.log_pos, event.timestamp * 1_000_000, event.server_id,
                    MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no), event.flags)
         elif isinstance(event, GtidEvent):
-            # The library sets no server_id on MySQL's GTID events: the header has it.
-            yield (GTID, event.packet.log_pos, event.timestamp, event.packet.server_id,
+            # The library sets no server_id on MySQL's GTID events: the header has it; nor
+            # does it read their commit times: the header's second stands in.
+            yield (GTID, event.packet.log_pos, event.timestamp * 1_000_000, event.packet.server_id,
                    MysqlGtid.parse(event.gtid), None)
         elif isinstance(event, TableMapEvent):
             yield TABLE_MAP, event.table_id, schema_of(event)

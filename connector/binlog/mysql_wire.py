@@ -1,10 +1,13 @@
 """MySQL's GTID wire formats that mysql-replication 1.0.17 lacks: tagged GTIDs (8.3+).
 
-- GTID_LOG_EVENT (33): commit flag, 16-byte uuid, 8-byte transaction number.
+- GTID_LOG_EVENT (33): commit flag, 16-byte uuid, 8-byte transaction number, then (8.0.1+)
+  a logical-clock type byte 2, two 8-byte clocks and the 7-byte immediate commit time in
+  microseconds; its top bit set means the 7-byte original commit time follows.
 - GTID_TAGGED_LOG_EVENT (42): MySQL's serialization framework: a header, then numbered
   fields; each integer (and each uuid byte) is a variable-length integer whose count of
   low one-bits in the first byte is its number of extra bytes; signed ones keep the sign
-  in the lowest bit. Fields: 0 flags, 1 uuid, 2 transaction number, 3 tag, then clocks.
+  in the lowest bit. Fields: 0 flags, 1 uuid, 2 transaction number, 3 tag, 4 and 5
+  clocks, 6 immediate commit time, 7 original commit time (left out when the same).
 - The GTID set a COM_BINLOG_DUMP_GTID request carries (`Gtid_set::encode`): untagged,
   a u64 count of uuids; tagged, that count in bytes 1-6 with the format byte 1 in bytes
   0 and 7, and each uuid's tag (varlen length + text) after it. Intervals are half-open.
@@ -36,10 +39,20 @@ def uuid_text(raw: bytes) -> str:
     return text
 
 
-def untagged_gtid(data: bytes, at: int) -> MysqlGtid:
-    """The GTID of a GTID_LOG_EVENT whose body starts at `at`."""
-    return MysqlGtid(uuid_text(bytes(data[at + 1:at + 17])), "",
+_COMMIT_TIME_FOLLOWS = 1 << 55
+
+
+def untagged_gtid(data: bytes, at: int, end: int) -> tuple[MysqlGtid, int]:
+    """The GTID of a GTID_LOG_EVENT whose body is data[at:end], and its original commit
+    time in microseconds (0 when the event has none)."""
+    gtid = MysqlGtid(uuid_text(bytes(data[at + 1:at + 17])), "",
                      struct.unpack_from("<q", data, at + 17)[0])
+    if end - at < 49 or data[at + 25] != 2:
+        return gtid, 0
+    immediate = int.from_bytes(data[at + 42:at + 49], "little")
+    if immediate & _COMMIT_TIME_FOLLOWS and end - at >= 56:
+        return gtid, int.from_bytes(data[at + 49:at + 56], "little")
+    return gtid, immediate & ~_COMMIT_TIME_FOLLOWS
 
 
 def read_varlen(data: bytes, at: int) -> tuple[int, int]:
@@ -58,14 +71,16 @@ def _signed(value: int) -> int:
     return -(value >> 1) - 1 if value & 1 else value >> 1
 
 
-def tagged_gtid(data: bytes, at: int, end: int) -> MysqlGtid:
-    """The GTID of a GTID_TAGGED_LOG_EVENT whose body is data[at:end]."""
+def tagged_gtid(data: bytes, at: int, end: int) -> tuple[MysqlGtid, int]:
+    """The GTID of a GTID_TAGGED_LOG_EVENT whose body is data[at:end], and its original
+    commit time in microseconds (0 when the event has none)."""
     _, at = read_varlen(data, at)  # the message's format
     _, at = read_varlen(data, at)  # its size
     _, at = read_varlen(data, at)  # the last field a reader must understand
     uuid = b""
     gno = 0
     tag = ""
+    immediate = original = 0
     while at < end:
         field, at = read_varlen(data, at)
         if field == 0:
@@ -83,12 +98,17 @@ def tagged_gtid(data: bytes, at: int, end: int) -> MysqlGtid:
             length, at = read_varlen(data, at)
             tag = bytes(data[at:at + length]).decode("ascii")
             at += length
-            break
+        elif field in (4, 5):
+            _, at = read_varlen(data, at)
+        elif field == 6:
+            immediate, at = read_varlen(data, at)
+        elif field == 7:
+            original, at = read_varlen(data, at)
         else:
             break
     if len(uuid) != 16 or gno < 1:
         raise ValueError("a tagged GTID event without its uuid or transaction number")
-    return MysqlGtid(uuid_text(uuid), tag.lower(), gno)
+    return MysqlGtid(uuid_text(uuid), tag.lower(), gno), original or immediate
 
 
 def _varlen(value: int) -> bytes:

@@ -82,7 +82,7 @@ class _Sender:
     def _send(self, batch: list[Transaction]) -> None:
         new: list[tuple[int, TableSchema]] = []
         wire = [(gtid_fields(tx.gtid), tx.file, tx.begin_pos,
-                 tx.end_pos, tx.ts_sec, tx.server_id, tx.thread, tx.db, tx.ddl,
+                 tx.end_pos, tx.ts_us, tx.server_id, tx.thread, tx.db, tx.ddl,
                  [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes],
                  tx.statement, tx.hold, tx.piece, tx.partial)
                 for tx in batch]
@@ -93,10 +93,10 @@ class _Sender:
 
 def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema],
                  gtid_of: Callable[[tuple[Any, ...]], MariaGtid | MysqlGtid]) -> Transaction:
-    (gtid, file, begin, end, ts_sec, server_id, thread, db, ddl,
+    (gtid, file, begin, end, ts_us, server_id, thread, db, ddl,
      changes, statement, hold, piece, partial) = wire
     # Positional, in the order of Transaction's fields: keywords cost 2.7x as much.
-    return Transaction(gtid_of(gtid), file, begin, end, ts_sec, server_id,
+    return Transaction(gtid_of(gtid), file, begin, end, ts_us, server_id,
                        thread, db, ddl, [RowsChange(schemas[n], op, rows, pos)
                                          for n, op, rows, pos in changes],
                        statement, hold, piece, partial)

@@ -205,9 +205,9 @@ class BinlogReader(threading.Thread):
             if kind == GTID:
                 # A new GTID while one is open means the library reconnected mid-transaction:
                 # the open one is replayed from its start, so drop the partial copy.
-                _, log_pos, timestamp, server_id, gtid, flags = frame
+                _, log_pos, ts_us, server_id, gtid, flags = frame
                 tx = Transaction(gtid=gtid, file=self.file, begin_pos=log_pos, end_pos=log_pos,
-                                 ts_sec=timestamp, server_id=server_id)
+                                 ts_us=ts_us, server_id=server_id)
                 resumed = gtid == self._partial_gtid
                 skip_rows = self._handed_rows if resumed else 0
                 tx.piece = self._handed_pieces if resumed else 0
@@ -279,7 +279,7 @@ class BinlogReader(threading.Thread):
     def _hand_piece(self, tx: Transaction) -> None:
         """Hand over the rows read so far of a large transaction; its end comes later."""
         piece = Transaction(gtid=tx.gtid, file=tx.file, begin_pos=tx.begin_pos,
-                            end_pos=tx.begin_pos, ts_sec=tx.ts_sec, server_id=tx.server_id,
+                            end_pos=tx.begin_pos, ts_us=tx.ts_us, server_id=tx.server_id,
                             thread=tx.thread, db=tx.db, changes=tx.changes, piece=tx.piece,
                             partial=True)
         self._out.put(piece, piece.row_count, self._stopping)

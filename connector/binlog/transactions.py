@@ -29,7 +29,7 @@ class Transaction:
     file: str
     begin_pos: int
     end_pos: int
-    ts_sec: int
+    ts_us: int  # its commit time (MySQL's GTID event), else its first event's second
     server_id: int
     thread: int | None = None
     db: str | None = None

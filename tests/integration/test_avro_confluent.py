@@ -109,7 +109,7 @@ def test_avro_records_decode_to_the_json_payload_in_python_and_java(
     client, lookup = _registry()
     as_json = EventEncoder(_config(db, avro=False)).table(schema)
     as_avro = EventEncoder(_config(db, avro=True), schema_ids=lookup).table(schema)
-    source = SourceInfo(ts_ms=1_700_000_000_000, db=db, table="every", server_id=1,
+    source = SourceInfo(ts_us=1_700_000_000_000_000, db=db, table="every", server_id=1,
                         gtid="0-1-7", file="mariadb-bin.000001", pos=1234, row=0, thread=3,
                         query=None)
     topic = as_json.topic
@@ -165,7 +165,7 @@ def test_add_column_with_default_passes_backward_compatibility(
     assert fields["qty"]["default"] == 7 and fields["note"]["default"] == "n/a"
     at_default = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     assert fields["at"]["default"] == int(at_default.timestamp() * 1000)
-    source = SourceInfo(ts_ms=0, db=db, table="t", server_id=1, gtid="0-1-1", file="f",
+    source = SourceInfo(ts_us=0, db=db, table="t", server_id=1, gtid="0-1-1", file="f",
                         pos=4, row=0, thread=None, query=None)
     json_value = EventEncoder(_config(db, avro=False)).table(new).value(
         "c", None, rows[0], source, 0)

@@ -123,7 +123,7 @@ def _shape(tx: Transaction) -> tuple[Any, ...]:
     changes = [(c.table, c.op, c.pos, [tuple(image(i) for i in row) if c.op == "u"
                                        else image(row) for row in c.rows])
                for c in tx.changes]
-    return (tx.gtid, tx.file, tx.begin_pos, tx.end_pos, tx.ts_sec, tx.server_id, tx.thread,
+    return (tx.gtid, tx.file, tx.begin_pos, tx.end_pos, tx.server_id, tx.thread,
             tx.db, tx.ddl, tx.statement, tx.hold, tx.piece, tx.partial, changes)
 
 
@@ -146,6 +146,7 @@ def test_own_framing_hands_over_the_transactions_of_the_library(
     ours = _read(_settings(solo), MARIADB, start, end, counted, 9401)
     reference = _read(_settings(solo), MARIADB, start, end, library_frames, 9402)
     assert [_shape(tx) for tx in ours] == [_shape(tx) for tx in reference]
+    assert [tx.ts_us for tx in ours] == [tx.ts_us for tx in reference]
     # The workload covered what it is meant to: both decoders, every kind of group.
     assert rows["generated"] >= 15 and rows["library"] >= 4
     assert len({tx.file for tx in ours}) == 3
@@ -205,6 +206,11 @@ def test_own_framing_hands_over_the_transactions_of_the_library_on_mysql(
     ours = _read(settings, MYSQL, start, end, frames, 9403)
     reference = _read(settings, MYSQL, start, end, library_frames, 9404)
     assert [_shape(tx) for tx in ours] == [_shape(tx) for tx in reference]
+    # Ours the commit time in microseconds, the library's the second its statement began.
+    late = [(a.gtid, a.ts_us, b.ts_us) for a, b in zip(ours, reference, strict=True)
+            if not 0 <= a.ts_us - b.ts_us < 5_000_000]
+    assert not late
+    assert sum(1 for tx in ours if tx.ts_us % 1_000_000) > len(ours) // 2
     assert any(tx.partial for tx in ours)
     assert sum(1 for tx in ours if tx.ddl and tx.ddl.startswith(("CREATE", "ALTER", "RENAME",
                                                                     "DROP"))) >= 6

@@ -36,7 +36,8 @@ class Changes:
         self.encoder: TableEncoder = EventEncoder(
             connector_config(prefix, schemas, **(config or {}))).table(schema)
         self.topic = self.encoder.topic
-        self._source = SourceInfo(ts_ms=1_700_000_000_000, db=schema.db, table=schema.table,
+        self._source = SourceInfo(ts_us=1_700_000_000_000_000, db=schema.db,
+                                  table=schema.table,
                                   server_id=1, gtid=None, file="binlog.000001", pos=4,
                                   row=0, thread=None, query=None)
 

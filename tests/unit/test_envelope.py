@@ -33,7 +33,7 @@ TABLE = TableSchema("shop", "orders", (
 ), ("id", "code"))
 ROW = {"id": 7, "code": "A1", "price": Decimal("-3.50"), "secret": "pw",
        "at": dt.datetime(2024, 5, 6, 7, 8, 9, 10000)}
-SOURCE = SourceInfo(ts_ms=1_700_000_000_000, db="shop", table="orders", server_id=1,
+SOURCE = SourceInfo(ts_us=1_700_000_000_000_000, db="shop", table="orders", server_id=1,
                     gtid="0-1-42", file="binlog.000002", pos=4711, row=0, thread=9, query=None)
 
 
@@ -278,7 +278,7 @@ _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=1
 
 
 @settings(max_examples=300, deadline=None)
-@given(ts=st.integers(0, 2**45), snapshot=st.sampled_from(["false", "incremental", "last"]),
+@given(ts=st.integers(0, 2**55), snapshot=st.sampled_from(["false", "incremental", "last"]),
        db=_TEXT, table=st.none() | _TEXT, server_id=st.integers(0, 2**32 - 1),
        gtid=st.none() | _TEXT, file=_TEXT, pos=st.integers(0, 2**40),
        thread=st.none() | st.integers(0, 2**32), query=st.none() | _TEXT,
@@ -289,7 +289,7 @@ def test_source_block_text_is_what_dumps_writes(ts: int, snapshot: str, db: str,
                                                 thread: int | None, query: str | None,
                                                 name: str, row: int) -> None:
     source = _SourceStruct("mariadb", name)
-    info = SourceInfo(ts_ms=ts, db=db, table=table, server_id=server_id, gtid=gtid, file=file,
+    info = SourceInfo(ts_us=ts, db=db, table=table, server_id=server_id, gtid=gtid, file=file,
                       pos=pos, row=row, thread=thread, query=query, snapshot=snapshot)
     head, tail = source.json_parts(info)
     assert head + str(row) + tail == dumps(source(info))

@@ -46,7 +46,7 @@ ROWS = st.fixed_dictionaries({
     "ts": st.none() | st.datetimes(dt.datetime(1971, 1, 1), dt.datetime(2037, 1, 1)),
     "doc": st.none() | st.text(),
 })
-SOURCES = st.builds(SourceInfo, ts_ms=st.integers(0, 2**41), db=st.text(min_size=1),
+SOURCES = st.builds(SourceInfo, ts_us=st.integers(0, 2**51), db=st.text(min_size=1),
                     table=st.none() | st.text(), server_id=st.integers(0, 2**32 - 1),
                     gtid=st.none() | st.text(), file=st.text(), pos=st.integers(0, 2**40),
                     row=st.integers(0, 10_000), thread=st.none() | st.integers(0, 2**40),
@@ -98,7 +98,7 @@ def test_envelope_fast_path_equals_generic_payload(before: dict[str, Any],
 def test_source_block_is_reserialized_when_any_field_changes() -> None:
     enc = EventEncoder(config()).table(TABLE)
     row = {"id": 1, "code": "a"}
-    first = SourceInfo(ts_ms=1, db="shop", table="all_types", server_id=1, gtid="0-1-1",
+    first = SourceInfo(ts_us=1000, db="shop", table="all_types", server_id=1, gtid="0-1-1",
                        file="f", pos=4, row=0, thread=None, query=None)
     one = enc.value("c", None, row, first, 5)
     first.row = 1
