@@ -143,24 +143,6 @@ def synced(svc: Services) -> None:
         svc.debezium.wait_synced()
 
 
-def insert_range(pair: SourcePair, db: str, table: str, lo: int, hi: int, select: str) -> None:
-    """INSERT INTO db.table SELECT `select` over `seq` = lo..hi, one statement on the primary
-    (MariaDB's SEQUENCE engine; a recursive CTE on MySQL, as tests/workload.py's)."""
-    if pair.flavour == "mariadb":
-        pair.primary.execute(f"INSERT INTO {db}.{table} SELECT {select} "
-                             f"FROM {db}.seq_{lo}_to_{hi}")
-        return
-    conn = pair.primary.root()
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f"SET SESSION cte_max_recursion_depth = {hi - lo + 2}")
-            cur.execute(f"INSERT INTO {db}.{table} WITH RECURSIVE numbers (seq) AS "
-                        f"(SELECT CAST({lo} AS SIGNED) UNION ALL SELECT seq + 1 FROM numbers "
-                        f"WHERE seq < {hi}) SELECT {select} FROM numbers")
-    finally:
-        conn.close()
-
-
 def connector_config(svc: Services, prefix: str, **settings: Any) -> ConnectorConfig:
     return parse_config(connector_document(svc.pair, svc.broker, prefix, **settings))
 

@@ -38,7 +38,6 @@ from bench.common import (
     Services,
     connector_config,
     flavours_wanted,
-    insert_range,
     print_table,
     quiet_logs,
     scaled,
@@ -57,6 +56,7 @@ from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.kafka_tools import create_topic
 from tests.mysql_services import MySqlPair
+from tests.workload import insert_sequence
 
 STEP = 50_000
 ROWS = scaled(20) * STEP
@@ -73,8 +73,8 @@ def make_table(svc: Services) -> None:
     p.execute(f"CREATE TABLE {DB}.lag (id BIGINT AUTO_INCREMENT PRIMARY KEY, ts DOUBLE, "
               "pad VARCHAR(20))")
     for lo in range(1, ROWS + 1, STEP):
-        insert_range(svc.pair, DB, "big", lo, lo + STEP - 1,
-                     "seq, seq * 3, CONCAT('row', seq), seq / 7")
+        insert_sequence(svc.pair, DB, "big", STEP, "seq, seq * 3, CONCAT('row', seq), seq / 7",
+                        first=lo)
     synced(svc)
 
 

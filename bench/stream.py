@@ -39,7 +39,6 @@ from bench.common import (
     decode_only,
     flavours_wanted,
     gtid_pos,
-    insert_range,
     print_table,
     produce_only,
     quiet_logs,
@@ -51,6 +50,7 @@ from bench.cpu import CpuSplit
 from bench.debezium import DebeziumRun, properties
 from connector.binlog.framing import library_frames
 from connector.gtid import Position
+from tests.workload import insert_sequence
 
 BULK_PER_STATEMENT = 2_000
 BULK_ROWS = scaled(100) * BULK_PER_STATEMENT
@@ -65,10 +65,10 @@ TABLE = ("CREATE TABLE {db}.t (id BIGINT PRIMARY KEY, a INT NOT NULL, b VARCHAR(
 def write_bulk(svc: Services, db: str) -> int:
     """Inserts only; returns the number of deleted rows (0)."""
     for lo in range(1, BULK_ROWS + 1, BULK_PER_STATEMENT):
-        hi = lo + BULK_PER_STATEMENT - 1
-        insert_range(svc.pair, db, "t", lo, hi, "seq, seq % 1000, CONCAT('name-', seq), "
-                     "seq / 100, TIMESTAMP'2024-01-01 00:00:00.123' + INTERVAL seq SECOND, "
-                     "REPEAT('x', 20)")
+        insert_sequence(svc.pair, db, "t", BULK_PER_STATEMENT,
+                        "seq, seq % 1000, CONCAT('name-', seq), seq / 100, "
+                        "TIMESTAMP'2024-01-01 00:00:00.123' + INTERVAL seq SECOND, "
+                        "REPEAT('x', 20)", first=lo)
     return 0
 
 

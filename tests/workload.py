@@ -148,19 +148,20 @@ def synced_workload(mariadb: MariaDbPair | MySqlPair, db: str, seed: int) -> Wor
 
 
 def insert_sequence(pair: MariaDbPair | MySqlPair, db: str, table: str, rows: int,
-                    select: str) -> None:
-    """INSERT INTO db.table SELECT `select` over `seq` = 1..rows, on either flavour's primary
-    (MariaDB's SEQUENCE engine; a recursive CTE on MySQL)."""
+                    select: str, first: int = 1) -> None:
+    """INSERT INTO db.table SELECT `select` over `seq` = first..first+rows-1, one statement
+    on either flavour's primary (MariaDB's SEQUENCE engine; a recursive CTE on MySQL)."""
+    last = first + rows - 1
     if pair.flavour == "mariadb":
         pair.primary.execute(f"INSERT INTO {db}.{table} SELECT {select} "
-                             f"FROM {db}.seq_1_to_{rows}")
+                             f"FROM {db}.seq_{first}_to_{last}")
         return
     conn = pair.primary.root()
     try:
         with conn.cursor() as cur:
             cur.execute(f"SET SESSION cte_max_recursion_depth = {rows + 1}")
             cur.execute(f"INSERT INTO {db}.{table} WITH RECURSIVE numbers (seq) AS "
-                        f"(SELECT 1 UNION ALL SELECT seq + 1 FROM numbers WHERE seq < {rows}) "
-                        f"SELECT {select} FROM numbers")
+                        f"(SELECT CAST({first} AS SIGNED) UNION ALL SELECT seq + 1 "
+                        f"FROM numbers WHERE seq < {last}) SELECT {select} FROM numbers")
     finally:
         conn.close()
