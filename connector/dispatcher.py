@@ -17,7 +17,6 @@ from typing import Any
 
 from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip_comments
 from connector.binlog.declared import DeclaredColumns, split_top
-from connector.binlog.statements import dml_target
 from connector.binlog.transactions import Transaction
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, SourceInfo
@@ -140,6 +139,8 @@ class Dispatcher:
     def apply(self, tx: Transaction, before: Position) -> None:
         """Send `tx`'s events; `before` is the stream position just before it."""
         self.last_server_id = tx.server_id
+        if tx.gaps and not tx.partial:
+            self._gaps(tx)
         if tx.ddl is not None:
             self._apply_ddl(tx, before)
         else:
@@ -148,26 +149,29 @@ class Dispatcher:
             if not tx.partial and self._tx_meta_open:
                 self._tx_meta_open = False
                 self._send_transaction(tx, "END", self._tx_total, self._tx_per_table)
-        if tx.statement is not None and not tx.partial:
-            self._statement_logged(tx, tx.statement)
 
-    def _statement_logged(self, tx: Transaction, statement: str) -> None:
-        """A DML logged as a statement has no rows to emit: stop, or warn/skip on request."""
-        target = dml_target(statement, tx.db)
-        if target is not None and not self._filter.captured(*target):
-            return
-        if target is None and not self._filter.database_captured(tx.db or ""):
-            return
-        where = f"{target[0]}.{target[1]}" if target else f"database {tx.db}"
-        line = (f"transaction GTID {tx.gtid} writes {where} as a statement "
-                f"({' '.join(statement.split())[:80]!r}), which has no row images; set "
-                "binlog_format=ROW for every session writing captured tables, then re-snapshot "
-                "them (event.processing.failure.handling.mode=warn skips it)")
-        mode = self._config.failure_handling_mode
-        if mode == "fail":
-            raise CaptureFailed(line)
-        if mode == "warn":
-            log.warning("skipped: %s", line)
+    def _gaps(self, tx: Transaction) -> None:
+        """Writes without row images leave nothing to emit: stop before the transaction at
+        the first one on a captured table, or warn/skip on request."""
+        for gap in tx.gaps:
+            if gap.tables is None:
+                if not self._filter.database_captured(gap.db or ""):
+                    continue
+                where = f"database {gap.db}"
+            else:
+                named = [f"{db}.{table}" for db, table in gap.tables
+                         if self._filter.captured(db, table)]
+                if not named:
+                    continue
+                where = ", ".join(named)
+            line = (f"transaction GTID {tx.gtid} writes {where} {gap.what}; set {gap.setting} "
+                    "for every session writing captured tables, then re-snapshot them "
+                    "(event.processing.failure.handling.mode=warn skips it)")
+            mode = self._config.failure_handling_mode
+            if mode == "fail":
+                raise CaptureFailed(line)
+            if mode == "warn":
+                log.warning("skipped: %s", line)
 
     def _apply_rows(self, tx: Transaction) -> None:
         send = self._sink.send

@@ -49,7 +49,7 @@ from connector.binlog.framing import (
     frames,
 )
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.statements import is_dml
+from connector.binlog.statements import statement_gap
 from connector.binlog.transactions import Op, RowsChange, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
@@ -243,8 +243,9 @@ class BinlogReader(threading.Thread):
                     if verb in ("BEGIN", "XA START"):
                         continue
                     if verb != "COMMIT":
-                        if tx.statement is None and is_dml(query):
-                            tx.statement = query
+                        gap = statement_gap(query, tx.db)
+                        if gap is not None:  # every statement of it: any may write a captured table
+                            tx.gaps += (gap,)
                         continue
                 else:
                     self._statement_group(tx, query)
@@ -271,10 +272,12 @@ class BinlogReader(threading.Thread):
                             "its rows are not in the stream (re-snapshot its tables)", tx.gtid)
             elif verb == "COMMIT" and held is not None:
                 tx.changes = held
-        elif is_dml(query):
-            tx.ddl, tx.statement = None, query
         else:
-            tx.ddl = query
+            gap = statement_gap(query, tx.db)
+            if gap is None:
+                tx.ddl = query
+            else:
+                tx.ddl, tx.gaps = None, tx.gaps + (gap,)
 
     def _hand_piece(self, tx: Transaction) -> None:
         """Hand over the rows read so far of a large transaction; its end comes later."""

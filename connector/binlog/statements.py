@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from connector.binlog.transactions import Gap
+
 _DML = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(INSERT|REPLACE|UPDATE|DELETE|LOAD\s+DATA|LOAD\s+XML)\b",
                   re.IGNORECASE | re.DOTALL)
 _NAME = r"(?:`((?:[^`]|``)+)`|([\w$]+))"
@@ -37,3 +39,13 @@ def dml_target(query: str, default_db: str | None) -> tuple[str, str] | None:
     if second:
         return first, second
     return (default_db, first) if default_db else None
+
+
+def statement_gap(query: str, default_db: str | None) -> Gap | None:
+    """The gap a statement found in the binlog leaves: None when it is no DML."""
+    if not is_dml(query):
+        return None
+    target = dml_target(query, default_db)
+    excerpt = " ".join(query[:400].split())[:80]
+    return Gap(None if target is None else (target,), default_db,
+               f"as a statement ({excerpt!r}), which has no row images", "binlog_format=ROW")

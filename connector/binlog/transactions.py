@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from connector.gtid import MariaGtid, MysqlGtid
 from connector.schema import TableSchema
@@ -21,6 +21,15 @@ class RowsChange:
     pos: int
 
 
+class Gap(NamedTuple):
+    """A write the binlog holds without whole row images: nothing can be emitted for it."""
+
+    tables: tuple[tuple[str, str], ...] | None  # (db, table) written; None: cannot be named
+    db: str | None  # the default database of the session that wrote it
+    what: str  # how, for the one line: "as a statement ('INSERT ...'), which has no row images"
+    setting: str  # what the writing session must set instead: "binlog_format=ROW"
+
+
 @dataclass(slots=True)
 class Transaction:
     """One committed transaction or DDL statement, in binlog order."""
@@ -35,7 +44,7 @@ class Transaction:
     db: str | None = None
     ddl: str | None = None
     changes: list[RowsChange] = field(default_factory=list)
-    statement: str | None = None  # a statement-logged DML (no row images) in this transaction
+    gaps: tuple[Gap, ...] = ()  # its writes without whole row images, in binlog order
     hold: str | None = None  # offsets position while an XA is open (its start), else None
     piece: int = 0  # pieces of one large transaction are numbered from 0
     partial: bool = False  # more pieces of this transaction follow

@@ -124,7 +124,7 @@ def _shape(tx: Transaction) -> tuple[Any, ...]:
                                        else image(row) for row in c.rows])
                for c in tx.changes]
     return (tx.gtid, tx.file, tx.begin_pos, tx.end_pos, tx.server_id, tx.thread,
-            tx.db, tx.ddl, tx.statement, tx.hold, tx.piece, tx.partial, changes)
+            tx.db, tx.ddl, tx.gaps, tx.hold, tx.piece, tx.partial, changes)
 
 
 def test_own_framing_hands_over_the_transactions_of_the_library(
@@ -152,8 +152,8 @@ def test_own_framing_hands_over_the_transactions_of_the_library(
     assert len({tx.file for tx in ours}) == 3
     assert any(tx.partial for tx in ours) and any(tx.piece > 0 for tx in ours)
     assert any(tx.ddl and "ALTER TABLE" in tx.ddl for tx in ours)
-    assert [tx.statement for tx in ours if tx.statement] == [
-        "INSERT INTO fast (id, v) VALUES (14, 'statement-logged')"]
+    assert [(gap.tables, gap.setting) for tx in ours for gap in tx.gaps] == [
+        (((db, "fast"),), "binlog_format=ROW")]
     committed = [c.rows for tx in ours for c in tx.changes if c.table.table == "fast"
                  and c.op == "c" and len(c.rows) == 1 and c.rows[0]["id"] in (11, 12, 13)]
     assert sorted(r[0]["id"] for r in committed) == [11, 13]

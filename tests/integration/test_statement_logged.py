@@ -1,0 +1,136 @@
+"""Writes the binlog holds without row images stop the connector with one line.
+
+The global binlog_format is ROW (checked at start), but a session on the server the connector
+reads may still log its writes as statements (`SET SESSION binlog_format`, MySQL too, for a
+user allowed to set it). These tests read each flavour's primary directly: a ROW replica
+re-logs replicated statements as rows, so only the server a session writes on holds them.
+Each scenario is one way such a write reached a captured table; before the stop was there,
+its rows were missing from the topic without a word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, rebuild
+from tests.services import Broker, wait_for
+
+SENTINEL = 99  # a row-logged insert after the scenario: seen in the topic = streamed past it
+
+
+@dataclass(frozen=True)
+class Scenario:
+    statements: tuple[str, ...]  # on one session of the primary, after SET binlog_format
+    writes: str  # what the stop line names: "writes <this> as a statement"
+    binlog_format: str = "STATEMENT"
+
+
+SCENARIOS = {
+    # BEGIN; a write on a table not captured, then one on a captured table.
+    "uncaptured_table_first": Scenario(
+        ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('audit')",
+         "INSERT INTO {db}.t VALUES (1, 'second statement')", "COMMIT"), "{db}.t"),
+    # MariaDB's default MIXED logs these as statements too.
+    "uncaptured_table_first_mixed": Scenario(
+        ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('audit')",
+         "INSERT INTO {db}.t VALUES (1, 'second statement')", "COMMIT"), "{db}.t",
+        binlog_format="MIXED"),
+}
+
+
+def _primary_document(source: SourcePair, broker: Broker, db: str,
+                      **settings: str) -> dict[str, object]:
+    return connector_document(source, broker, db, database__port=str(source.primary.port),
+                              **settings)
+
+
+def _prepare(source: SourcePair, db: str, other: str) -> None:
+    p = source.primary
+    for name in (db, other):
+        p.execute(f"CREATE DATABASE {name}")
+    p.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
+    p.execute(f"CREATE TABLE {other}.log (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(30))")
+
+
+def _run(source: SourcePair, statements: tuple[str, ...], binlog_format: str, **names: str) -> None:
+    conn = source.primary.root()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SET SESSION binlog_format = '{binlog_format}'")
+            for statement in statements:
+                cur.execute(statement.format(**names))
+    finally:
+        conn.close()
+
+
+def _topic_ids(broker: Broker, db: str) -> list[int]:
+    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.t")
+    return sorted(row["id"] for row in rebuilt.values())
+
+
+def _source_ids(source: SourcePair, db: str) -> list[int]:
+    return sorted(int(row[0]) for row in source.primary.execute(f"SELECT id FROM {db}.t"))
+
+
+def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str) -> bool:
+    """Wait until the connector exits, or streams the sentinel row written after the
+    scenario (then it went past the scenario's transaction): True if it exited."""
+    assert proc.proc is not None
+    running = proc.proc
+    outcome = wait_for(lambda: ("exited" if running.poll() is not None else
+                                "streamed" if SENTINEL in _topic_ids(broker, db) else None),
+                       90, "the connector to stop or stream past the scenario", 0.5)
+    return bool(outcome == "exited")
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_statement_logged_write_on_a_captured_table_stops(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path,
+        name: str) -> None:
+    scenario = SCENARIOS[name]
+    db, other = unique_name, f"{unique_name}_x"
+    _prepare(source, db, other)
+    proc = ConnectorProcess(_primary_document(source, broker, db), tmp_path)
+    proc.start()
+    try:
+        proc.wait_log("binlog stream open")
+        _run(source, scenario.statements, scenario.binlog_format, db=db, other=other)
+        source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
+        stopped = _stopped_or_streamed_past(proc, broker, db)
+    finally:
+        proc.ensure_stopped()
+    lost = sorted(set(_source_ids(source, db)) - set(_topic_ids(broker, db)) - {SENTINEL})
+    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.t missing without a word"
+    assert proc.proc is not None and proc.proc.returncode == 1
+    writes = scenario.writes.format(db=db, other=other)
+    lines = [line for line in proc.log().splitlines() if "as a statement" in line]
+    assert len(lines) == 1, proc.log()[-3000:]
+    assert re.search(rf"stopping: transaction GTID \S+ writes {re.escape(writes)} as a statement",
+                     lines[0]), lines[0]
+    assert "binlog_format=ROW" in lines[0]
+
+
+def test_statement_logged_writes_on_tables_not_captured_pass(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Only writes on captured tables stop it: a statement-logged transaction that writes
+    other tables alone (several statements) streams on."""
+    db, other = unique_name, f"{unique_name}_x"
+    _prepare(source, db, other)
+    proc = ConnectorProcess(_primary_document(source, broker, db), tmp_path)
+    proc.start()
+    try:
+        proc.wait_log("binlog stream open")
+        source.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'row-logged')")
+        _run(source, ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('a')",
+                      "UPDATE {other}.log SET v = 'b'", "COMMIT"), "STATEMENT",
+             db=db, other=other)
+        source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
+        assert not _stopped_or_streamed_past(proc, broker, db), proc.log()[-3000:]
+    finally:
+        proc.ensure_stopped()
+    assert _topic_ids(broker, db) == [1, SENTINEL]
+    assert "as a statement" not in proc.log()
