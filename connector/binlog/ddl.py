@@ -14,7 +14,9 @@ from dataclasses import dataclass
 _IDENT = r"(?:`(?:[^`]|``)+`|[\w$]+)"
 _QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})?"
 _NAME = rf"({_QNAME})"
-_COMMENTS = re.compile(r"/\*(?!!).*?\*/|/\*!\d*|\*/|--[^\n]*|#[^\n]*", re.DOTALL)
+# Quoted text (kept as written: 'a  b', '#c'), or comments and blanks (one blank each).
+_COMMENTS = re.compile(r"""('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`]|``)*`)|"""
+                       r"(?:/\*(?!!).*?\*/|/\*!\d*|\*/|--[^\n]*|#[^\n]*|\s)+", re.DOTALL)
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("CREATE", re.compile(rf"^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?TABLE\s+"
@@ -59,7 +61,8 @@ def _qualified(name: str, default_db: str | None) -> tuple[str, str]:
 
 
 def strip_comments(sql: str) -> str:
-    return " ".join(_COMMENTS.sub(" ", sql).split())
+    """`sql` without comments, blanks collapsed outside quotes."""
+    return _COMMENTS.sub(lambda m: m.group(1) or " ", sql).strip()
 
 
 def parse_ddl(sql: str, default_db: str | None) -> DdlChange:

@@ -13,24 +13,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from connector.binlog.ddl import DdlChange, strip_comments
+from connector.binlog.declared_defaults import catalog_default, default_expression, find_default
 from connector.schema import Column, TableSchema
 
 _IDENT = r"(?:`(?:[^`]|``)+`|[\w$]+)"
 _SKIP_ITEM = re.compile(r"^(?:PRIMARY|KEY|INDEX|UNIQUE|CONSTRAINT|FOREIGN|FULLTEXT|SPATIAL|"
                         r"CHECK|PERIOD)\b", re.IGNORECASE)
-_TYPE = re.compile(r"^(\w+)(?:\s*(\([^)]*\)))?((?:\s+(?:UNSIGNED|SIGNED|ZEROFILL))*)",
-                   re.IGNORECASE)
-_DEFAULT = re.compile(
-    r"\bDEFAULT\s+('(?:[^'\\]|''|\\.)*'|[bBxX]'[^']*'|[-+]?[\d.]+(?:[eE][-+]?\d+)?|"
-    r"\w+(?:\s*\([^)]*\))?|\((?:[^()]|\([^()]*\))*\))", re.IGNORECASE)
+_FLAGS = re.compile(r"(?:\s+(?:UNSIGNED|SIGNED|ZEROFILL)\b)*", re.IGNORECASE)
+# MySQL's types of several words: the words that may follow each (DOUBLE PRECISION,
+# NATIONAL CHARACTER VARYING, LONG VARBINARY...), as Debezium's parser names them.
+_NEXT_WORDS = {"double": ("precision",), "character": ("varying",), "char": ("varying",),
+               "national": ("character", "char", "varchar"), "nchar": ("varchar", "varying"),
+               "long": ("varchar", "varbinary")}
+_OWN_WORDS = re.compile(r"^[^(]*?(?=\(|\s+(?:unsigned|signed|zerofill)\b|$)")
 _I = re.IGNORECASE
-_NOW = re.compile(r"^(?:current_timestamp|now|localtime|localtimestamp)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Declared:
-    """One column as its DDL wrote it: lowercase type text, DEFAULT in catalog form, and
-    what Debezium's schema-change `table` structure reports."""
+    """One column as its DDL wrote it: type text (lowercase, ENUM/SET members as written),
+    DEFAULT in catalog form, and what Debezium's schema-change `table` structure reports."""
 
     type_text: str
     default: str | None
@@ -39,6 +41,12 @@ class Declared:
     charset: str | None = None
     default_expression: str | None = None  # as Debezium's parser writes it
     primary_key: bool = False
+
+    @property
+    def type_name(self) -> str:
+        """The type's own words, lowercase (`double precision`): no length, members, flags."""
+        match = _OWN_WORDS.match(self.type_text)
+        return match.group(0) if match else self.type_text
 
 
 @dataclass(slots=True)
@@ -77,16 +85,50 @@ def split_top(body: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def catalog_default(raw: str) -> str | None:
-    """A DEFAULT clause value as information_schema writes it (NULL: none)."""
-    upper = raw.upper()
-    if upper == "NULL":
+def _closing(text: str, start: int) -> int:
+    """The index of the parenthesis closing the one at `start` (quotes skipped); -1: none."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _read_type(rest: str) -> tuple[str, str] | None:
+    """`type[(...)] [UNSIGNED|ZEROFILL] attributes` -> (type text, attributes): the type's
+    words lowercase with one blank between, ENUM/SET members as written, blanks out."""
+    first = re.match(r"\w+", rest)
+    if first is None:
         return None
-    if upper in ("TRUE", "FALSE"):
-        return "1" if upper == "TRUE" else "0"
-    if _NOW.match(raw):
-        return "current_timestamp()"
-    return raw
+    words, end = [first.group(0).lower()], first.end()
+    while (more := re.match(r"\s+(\w+)", rest[end:])) \
+            and more.group(1).lower() in _NEXT_WORDS.get(words[-1], ()):
+        words.append(more.group(1).lower())
+        end += more.end()
+    type_text = " ".join(words)
+    if paren := re.match(r"\s*\(", rest[end:]):
+        close = _closing(rest, end + paren.end() - 1)
+        if close < 0:
+            return None
+        inner = rest[end + paren.end():close]
+        members = words[0] in ("enum", "set")
+        type_text += "(" + (",".join(split_top(inner)) if members
+                            else "".join(inner.split()).lower()) + ")"
+        end = close + 1
+    flags = _FLAGS.match(rest, end)
+    if flags is not None and flags.group(0).strip():
+        type_text += " " + " ".join(flags.group(0).lower().split())
+        end = flags.end()
+    return type_text, rest[end:]
 
 
 def parse_column(text: str) -> tuple[str, Declared] | None:
@@ -94,42 +136,18 @@ def parse_column(text: str) -> tuple[str, Declared] | None:
     if _SKIP_ITEM.match(text):
         return None
     match = re.match(rf"^({_IDENT})\s+(.*)$", text, re.DOTALL)
-    if match is None:
+    if match is None or (typed := _read_type(match.group(2))) is None:
         return None
-    rest = match.group(2)
-    type_match = _TYPE.match(rest)
-    if type_match is None:
-        return None
-    base, paren, flags = type_match.groups()
-    type_text = base.lower() + (paren or "").replace(" ", "").lower()
-    if flags and flags.strip():
-        type_text += " " + " ".join(flags.lower().split())
-    attributes = rest[type_match.end():]
-    default = _DEFAULT.search(attributes)
-    raw = default.group(1) if default else None
-    flags = re.IGNORECASE
-    charset = re.search(r"\b(?:CHARACTER\s+SET|CHARSET)\s*=?\s*(\w+)", attributes, flags)
-    primary = bool(re.search(r"\bPRIMARY\s+KEY\b", attributes, flags))
+    type_text, attributes = typed
+    raw = find_default(attributes)
+    charset = re.search(r"\b(?:CHARACTER\s+SET|CHARSET)\s*=?\s*(\w+)", attributes, _I)
+    primary = bool(re.search(r"\bPRIMARY\s+KEY\b", attributes, _I))
     return _unquote(match.group(1)), Declared(
-        type_text, catalog_default(raw) if raw else None,
-        nullable=not primary and not re.search(r"\bNOT\s+NULL\b", attributes, flags),
-        auto_increment=bool(re.search(r"\bAUTO_INCREMENT\b", attributes, flags)),
+        type_text, catalog_default(raw, type_text) if raw else None,
+        nullable=not primary and not re.search(r"\bNOT\s+NULL\b", attributes, _I),
+        auto_increment=bool(re.search(r"\bAUTO_INCREMENT\b", attributes, _I)),
         charset=charset.group(1).lower() if charset else None,
-        default_expression=_default_expression(raw, type_text), primary_key=primary)
-
-
-def _default_expression(raw: str | None, type_text: str) -> str | None:
-    """The DEFAULT as Debezium's parser reports it: literals unquoted, b'1' as 1, and
-    CURRENT_TIMESTAMP on a TIMESTAMP as the epoch."""
-    if raw is None or raw.upper() == "NULL":
-        return None
-    if raw.startswith("'") and raw.endswith("'"):
-        return raw[1:-1].replace("''", "'")
-    if raw[:2].lower() == "b'":
-        return str(int(raw[2:-1] or "0", 2))
-    if _NOW.match(raw):
-        return "1970-01-01 00:00:00" if type_text.startswith("timestamp") else None
-    return raw
+        default_expression=default_expression(raw, type_text), primary_key=primary)
 
 
 def with_declared(schema: TableSchema,
@@ -304,14 +322,17 @@ def _alter_spec(table: DeclaredTable, spec: str) -> bool:
         new = parsed[0] if parsed is not None else old
         table.primary_key = [new if k == old else k for k in table.primary_key]
         return placed
+    if re.match(rf"^ALTER\s+(?:(?:COLUMN\s+)?{_IDENT}\s+SET|INDEX\s+{_IDENT})\s+"
+                r"(?:VISIBLE|INVISIBLE)$", spec, flags):
+        return True  # visibility only (MySQL 8.0.23+), which no structure here holds
     if m := re.match(rf"^ALTER\s+(?:COLUMN\s+)?({_IDENT})\s+(SET\s+DEFAULT\s+(.*)|DROP\s+"
                      rf"DEFAULT)$", spec, flags):
         name = _unquote(m.group(1))
         if name in columns:
-            raw = m.group(3).strip() if m.group(3) else None
+            raw, type_text = find_default(m.group(2)), columns[name].type_text
             columns[name] = replace(
-                columns[name], default=catalog_default(raw) if raw else None,
-                default_expression=_default_expression(raw, columns[name].type_text))
+                columns[name], default=catalog_default(raw, type_text) if raw else None,
+                default_expression=default_expression(raw, type_text))
         return True
     if m := re.match(rf"^RENAME\s+COLUMN\s+({_IDENT})\s+TO\s+({_IDENT})$", spec, flags):
         old, new = _unquote(m.group(1)), _unquote(m.group(2))

@@ -10,14 +10,25 @@ from connector.binlog.declared import Declared, DeclaredTable, split_top
 # java.sql.Types codes Debezium's MySQL connector reports per declared type (measured).
 JDBC_TYPES = {
     "tinyint": 5, "smallint": 5, "mediumint": 4, "int": 4, "integer": 4, "bigint": -5,
-    "boolean": 16, "bool": 16, "decimal": 3, "numeric": 3, "float": 6, "double": 8,
+    "boolean": 16, "bool": 16, "decimal": 3, "numeric": 2, "float": 6, "double": 8,
     "real": 7, "bit": -7, "char": 1, "varchar": 12, "binary": -2, "varbinary": -3,
     "tinytext": 12, "text": 12, "mediumtext": 12, "longtext": 12, "tinyblob": 2004,
     "blob": 2004, "mediumblob": 2004, "longblob": 2004, "date": 91, "time": 92,
     "datetime": 93, "timestamp": 2014, "year": 4, "enum": 1, "set": 1,
+    "nchar": -15, "nvarchar": -9, "int1": 5, "int2": 5, "int3": 4, "middleint": 4,
+    "int4": 4, "int8": -5, "float4": 6, "float8": 8, "dec": 3, "fixed": 3,
 }
+# MySQL's other names of a type: the type whose length and charset rules they follow.
+_SYNONYMS = {"double precision": "double", "character": "char", "character varying":
+             "varchar", "char varying": "varchar", "national character": "nchar",
+             "national char": "nchar", "national varchar": "nvarchar", "national character "
+             "varying": "nvarchar", "national char varying": "nvarchar", "nchar varchar":
+             "nvarchar", "nchar varying": "nvarchar", "long": "mediumtext", "long varchar":
+             "mediumtext", "long varbinary": "mediumblob"}
 _CHARSET_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext",
                             "enum", "set"})
+_NATIONAL = frozenset({"nchar", "nvarchar"})  # MySQL's national charset: utf8 for Debezium
+_DECIMALS = frozenset({"decimal", "numeric", "dec", "fixed"})  # (10,0) unless declared
 
 
 def _s(type_: str, optional: bool = True, field: str | None = None) -> dict[str, Any]:
@@ -63,29 +74,33 @@ CHANGE_SCHEMA: dict[str, Any] = {
 }
 
 
-def _column(position: int, name: str, col: Declared, table_charset: str | None
+def _column(position: int, column: str, col: Declared, table_charset: str | None
             ) -> dict[str, Any]:
-    base = re.split(r"[\s(]", col.type_text, maxsplit=1)[0]
-    base = "boolean" if base == "bool" else base
-    type_name = base.upper() + (" UNSIGNED" if " unsigned" in col.type_text else "") + (
+    name = col.type_name
+    base = _SYNONYMS.get(name, name)
+    type_name = name.upper() + (" UNSIGNED" if " unsigned" in col.type_text else "") + (
         " ZEROFILL" if " zerofill" in col.type_text else "")
     paren = re.search(r"\((.*)\)", col.type_text)
     values = split_top(paren.group(1)) if paren and base in ("enum", "set") else []
     numbers = [int(n) for n in re.findall(r"\d+", paren.group(1))] if paren and not values \
         else []
     length: int | None = numbers[0] if numbers else None
+    scale = numbers[1] if len(numbers) > 1 else None
     if base == "enum":  # Debezium 3.6's parser: 1 for an ENUM, members + commas for a SET
         length = 1
     elif base == "set":
         length = max(0, 2 * len(values) - 1)
+    elif base in _DECIMALS:
+        length, scale = length or 10, scale or 0
+    charset = (col.charset or table_charset) if base in _CHARSET_TYPES else None
     expression = col.default_expression
     if expression is not None and expression.startswith("("):
         expression = None  # an expression DEFAULT (MySQL 8: `DEFAULT (uuid())`): none there
     return {
-        "name": name, "jdbcType": JDBC_TYPES.get(base, 1111), "nativeType": None,
+        "name": column, "jdbcType": JDBC_TYPES.get(base, 1111), "nativeType": None,
         "typeName": type_name, "typeExpression": type_name,
-        "charsetName": (col.charset or table_charset) if base in _CHARSET_TYPES else None,
-        "length": length, "scale": numbers[1] if len(numbers) > 1 else None,
+        "charsetName": "utf8" if base in _NATIONAL else charset,
+        "length": length, "scale": scale,
         # Debezium's "generated" means auto-generated values (AUTO_INCREMENT), and comments
         # are left out (include.schema.comments=false, its default).
         "position": position, "optional": col.nullable, "autoIncremented": col.auto_increment,

@@ -233,12 +233,15 @@ SNAPSHOT_TABLES = [f"snap_{_name(create)}" for create, _ in TABLES]
 STREAMING: list[Any] = [
     *(stmt for create, rows in TABLES for stmt in (create, *rows)),
     "INSERT INTO snap_mdefaults (id) VALUES (100)",  # a catalog-known table's defaults
-    # DDL: columns renamed, added FIRST/AFTER, dropped; expression defaults; invisible and
-    # stored generated columns; CREATE TABLE LIKE; several tables renamed at once
+    # DDL: columns renamed, added FIRST/AFTER, dropped, made visible; expression defaults;
+    # invisible and stored generated columns; CREATE TABLE LIKE; several tables renamed
     ("CREATE TABLE mddl (id INT PRIMARY KEY, a INT, b VARCHAR(5) DEFAULT 'b', "
      "j JSON DEFAULT ('[]'), u VARCHAR(36) DEFAULT (uuid()), bl BLOB DEFAULT (x'01'), "
      "hidden INT DEFAULT 4 INVISIBLE, gs INT AS (id * 3) STORED)"),
     "INSERT INTO mddl (id, a) VALUES (1, 1)",
+    "ALTER TABLE mddl ALTER COLUMN hidden SET VISIBLE, ALTER COLUMN b SET DEFAULT 'c'",
+    "INSERT INTO mddl (id, a) VALUES (5, 5)",
+    "ALTER TABLE mddl ALTER COLUMN hidden SET INVISIBLE",
     "ALTER TABLE mddl RENAME COLUMN a TO a2",
     "INSERT INTO mddl (id, a2) VALUES (2, 2)",
     ("ALTER TABLE mddl ADD COLUMN f0 INT DEFAULT 9 FIRST, ADD COLUMN af DATE DEFAULT "

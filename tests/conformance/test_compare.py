@@ -61,13 +61,17 @@ def test_binary_columns_declared_as_text_hold_the_same_bytes() -> None:
     assert not allowed(same.replace("bin_c", "c"))
 
 
-def test_enum_members_and_year_zero() -> None:
-    assert allowed("schema change[1] value.payload.tableChanges[0].table.columns[2]."
-                   "enumValues[1]: Debezium \"'x y'\" != gtidmark \"'xy'\"")
+def test_enum_members_differ_year_zero_and_debeziums_hex_default_do_not() -> None:
     assert not allowed("schema change[1] value.payload.tableChanges[0].table.columns[2]."
-                       "enumValues[1]: Debezium \"'x y'\" != gtidmark \"'xz'\"")
+                       "enumValues[1]: Debezium \"'x y'\" != gtidmark \"'xy'\"")
     assert allowed("p.db.t[0] value.payload.after.y: Debezium 1900 != gtidmark 0")
     assert not allowed("p.db.t[0] value.payload.after.n: Debezium 1900 != gtidmark 0")
+    hex_default = "p.db.mdefaults[0] value.schema.fields.after.fields.vb.default: " \
+                  "Debezium \"MDEw\" != gtidmark \"AQI=\""
+    assert allowed(hex_default) and not allowed(hex_default.replace("AQI=", "MA=="))
+    expression = "history[3] tableChanges[0].table.columns[19].defaultValueExpression: " \
+                 "Debezium \"010\" != gtidmark \"0102\""
+    assert allowed(expression) and not allowed(expression.replace('"0102"', '"0"'))
 
 
 def test_gtids_are_compared_on_mysql() -> None:
