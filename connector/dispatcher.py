@@ -154,10 +154,8 @@ class Dispatcher:
         """Writes without row images leave nothing to emit: stop before the transaction at
         the first one on a captured table, or warn/skip on request."""
         for gap in tx.gaps:
-            if gap.tables is None:
-                if not self._filter.database_captured(gap.db or ""):
-                    continue
-                where = f"database {gap.db}"
+            if gap.tables is None:  # whatever its default database: it may name any table
+                where = f"tables it does not name (default database {gap.db or 'none'})"
             else:
                 named = [f"{db}.{table}" for db, table in gap.tables
                          if self._filter.captured(db, table)]

@@ -1,51 +1,437 @@
-"""Statement-logged DML in a row-based stream: which table it writes, if one can tell.
+"""Statement-logged writes in a row-based stream: which tables they write, if one can tell.
 
 Even with `binlog_format=ROW` globally, a session may log its writes as statements (on a
-primary) and they carry no row images. The connector must not drop them silently.
+primary) and they carry no row images. The connector must not drop them silently: it names
+the tables each statement writes, and when it cannot name them all, the write counts as one
+on a captured table.
+
+What a statement in the binlog writes, by its form:
+- INSERT/REPLACE [INTO] t, LOAD DATA/XML ... INTO TABLE t: t.
+- UPDATE of one table: that table. UPDATE of several (JOIN or comma): the tables its SET
+  assigns to (`SET o.v = 1`: the table aliased `o`), every table named when a column is
+  not qualified.
+- DELETE FROM t: t. DELETE a, b FROM ... / DELETE FROM a, b USING ...: the tables a and b
+  name in the table references.
+- Any form not read here: the tables cannot be named.
+Triggers and views are not followed: a statement names the table or view it was given.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from connector.binlog.transactions import Gap
 
-_DML = re.compile(r"^\s*(?:/\*.*?\*/\s*)*(INSERT|REPLACE|UPDATE|DELETE|LOAD\s+DATA|LOAD\s+XML)\b",
-                  re.IGNORECASE | re.DOTALL)
-_NAME = r"(?:`((?:[^`]|``)+)`|([\w$]+))"
-_TARGET = re.compile(
-    r"^\s*(?:/\*.*?\*/\s*)*(?:"
-    r"(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*(?:\s+INTO)?"
-    r"|UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*"
-    r"|DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM"
-    r"|LOAD\s+(?:DATA|XML)\b.*?\bINTO\s+TABLE"
-    rf")\s+{_NAME}(?:\s*\.\s*{_NAME})?\s*(\S?)",
-    re.IGNORECASE | re.DOTALL)
+Table = tuple[str, str]
+
+# Verbs of statements that write rows (as the binlog holds them).
+_WRITES = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "WITH"})
+_SCAN = re.compile(r"""
+    \s+
+  | (?P<open>/\*M?!\d*)                        # an executable comment: its text is SQL
+  | /\*.*?\*/ | --(?=\s|$)[^\n]* | \#[^\n]*    # comments
+  | (?P<close>\*/)
+  | `(?P<quoted>(?:[^`]|``)*)`
+  | (?P<string>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+  | (?P<word>[\w$]+)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+# Words that end a table factor rather than name its alias.
+_NOT_ALIAS = frozenset({
+    "ON", "USING", "JOIN", "INNER", "CROSS", "LEFT", "RIGHT", "NATURAL", "STRAIGHT_JOIN",
+    "OUTER", "FULL", "SET", "WHERE", "USE", "FORCE", "IGNORE", "PARTITION", "ORDER", "LIMIT",
+    "FROM", "RETURNING", "GROUP", "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "FOR",
+    "LOCK", "INTO", "VALUES", "VALUE", "SELECT", "AS", "LATERAL", "TABLE", "WITH"})
+_ENDS_ASSIGNMENT = frozenset({"WHERE", "ORDER", "LIMIT", "RETURNING"})
+
+
+class _Token(NamedTuple):
+    kind: str  # "w" word, "q" quoted identifier, "s" string, "p" punctuation
+    text: str
+
+    @property
+    def word(self) -> str:
+        """The keyword this token is, upper case; '' for anything but a bare word."""
+        return self.text.upper() if self.kind == "w" else ""
+
+    @property
+    def name(self) -> str | None:
+        """The identifier this token is, None for a string or punctuation."""
+        return self.text if self.kind in ("w", "q") else None
+
+
+class _Ref(NamedTuple):
+    """A table reference: a table (db None: the default database) or a derived table."""
+
+    db: str | None
+    table: str | None  # None: a derived table, JSON_TABLE or the like (never written)
+    alias: str | None
+
+
+class _Unknown(Exception):
+    """A form not read here: the tables the statement writes cannot be named."""
+
+
+def _tokens(query: str) -> Iterator[_Token]:
+    executable = 0
+    for match in _SCAN.finditer(query):
+        kind = match.lastgroup
+        if kind is None:
+            continue
+        if kind == "open":
+            executable += 1
+        elif kind == "close":
+            if executable:
+                executable -= 1
+            else:
+                yield _Token("p", "*")
+                yield _Token("p", "/")
+        elif kind == "quoted":
+            yield _Token("q", match.group("quoted").replace("``", "`"))
+        elif kind == "word":
+            yield _Token("w", match.group())
+        elif kind == "string":
+            yield _Token("s", match.group())
+        else:
+            yield _Token("p", match.group())
+
+
+_END = _Token("p", "")
+
+
+class _Parser:
+    """Reads the tokens a statement needs, no more: a large INSERT is not scanned whole."""
+
+    def __init__(self, query: str, default_db: str | None) -> None:
+        self._source = _tokens(query)
+        self._ahead: list[_Token] = []
+        self._default_db = default_db
+        self._ctes: set[str] = set()
+
+    def peek(self, n: int = 0) -> _Token:
+        while len(self._ahead) <= n:
+            token = next(self._source, None)
+            if token is None:
+                return _END
+            self._ahead.append(token)
+        return self._ahead[n]
+
+    def take(self) -> _Token:
+        token = self.peek()
+        if self._ahead:
+            del self._ahead[0]
+        return token
+
+    def keyword(self, *words: str) -> str:
+        """The next token's keyword, taken, if it is one of `words`; '' otherwise."""
+        word = self.peek().word
+        if word and word in words:
+            self.take()
+            return word
+        return ""
+
+    def expect(self, *words: str) -> str:
+        word = self.keyword(*words)
+        if not word:
+            raise _Unknown
+        return word
+
+    def skip_group(self) -> None:
+        """Past a parenthesised group, the next token its opening parenthesis."""
+        if self.take().text != "(":
+            raise _Unknown
+        depth = 1
+        while depth:
+            token = self.take()
+            if token is _END:
+                raise _Unknown
+            if token.kind == "p":
+                depth += {"(": 1, ")": -1}.get(token.text, 0)
+
+    def name(self) -> tuple[str | None, str]:
+        """`t` or `db.t`: (None, t) for a name the default database qualifies."""
+        first = self.take().name
+        if first is None:
+            raise _Unknown
+        if self.peek().text == "." and self.peek(1).name is not None:
+            self.take()
+            second = self.take().name
+            assert second is not None
+            return first, second
+        return None, first
+
+    def table(self, db: str | None, table: str) -> Table:
+        db = db or self._default_db
+        if not db:
+            raise _Unknown  # no default database: the name alone does not tell the table
+        return db, table
+
+    # -- table references ------------------------------------------------------------------
+
+    def alias(self) -> str | None:
+        if self.keyword("AS"):
+            token = self.take()
+            if token.kind == "s":
+                return token.text[1:-1]
+            if token.name is None:
+                raise _Unknown
+            return token.name
+        token = self.peek()
+        if token.kind == "q" or token.kind == "w" and token.word not in _NOT_ALIAS:
+            self.take()
+            return token.text
+        if token.kind == "s":  # MySQL takes a string as an alias too
+            self.take()
+            return token.text[1:-1]
+        return None
+
+    def derived(self, refs: list[_Ref]) -> None:
+        self.skip_group()
+        refs.append(_Ref(None, None, self.alias()))
+        if self.peek().text == "(":  # its column names
+            self.skip_group()
+
+    def factor(self, refs: list[_Ref]) -> None:
+        token = self.peek()
+        if token.text == "(":
+            inner = self.peek(1)
+            if inner.word in ("SELECT", "WITH", "VALUES", "TABLE") or inner.text == "(":
+                self.derived(refs)
+            else:
+                self.take()
+                self.references(refs)
+                if self.take().text != ")":
+                    raise _Unknown
+            return
+        if token.word == "LATERAL":
+            self.take()
+            self.derived(refs)
+            return
+        if token.word == "JSON_TABLE" and self.peek(1).text == "(":
+            self.take()
+            self.derived(refs)
+            return
+        db, table = self.name()
+        if self.keyword("PARTITION"):
+            self.skip_group()
+        alias = self.alias()
+        while self.peek().word in ("USE", "IGNORE", "FORCE") and \
+                self.peek(1).word in ("INDEX", "KEY"):
+            self.take()
+            self.take()
+            if self.keyword("FOR") and self.expect("JOIN", "ORDER", "GROUP") != "JOIN":
+                self.expect("BY")
+            self.skip_group()
+        if db is None and table.lower() in self._ctes:
+            refs.append(_Ref(None, None, alias or table))  # a common table expression
+        else:
+            refs.append(_Ref(db, table, alias))
+
+    def at_join(self) -> bool:
+        word = self.peek().word
+        return word in ("JOIN", "STRAIGHT_JOIN", "INNER", "CROSS", "NATURAL") or (
+            word in ("LEFT", "RIGHT", "FULL") and self.peek(1).word in ("JOIN", "OUTER"))
+
+    def join(self) -> None:
+        if self.keyword("JOIN", "STRAIGHT_JOIN"):
+            return
+        if self.keyword("NATURAL"):
+            self.keyword("LEFT", "RIGHT", "FULL")
+        elif not self.keyword("INNER", "CROSS"):
+            self.expect("LEFT", "RIGHT", "FULL")
+        self.keyword("OUTER")
+        self.expect("JOIN")
+
+    def skip_expression(self, ends: frozenset[str]) -> None:
+        """Past an expression: up to a comma, a closing parenthesis, a join or a word of
+        `ends` outside parentheses, or the end."""
+        while True:
+            token = self.peek()
+            if token is _END or token.kind == "p" and token.text in (",", ")") or \
+                    token.word in ends or self.at_join():
+                return
+            if token.kind == "p" and token.text == "(":
+                self.skip_group()
+            else:
+                self.take()
+
+    def reference(self, refs: list[_Ref]) -> None:
+        self.factor(refs)
+        while self.at_join():
+            self.join()
+            self.factor(refs)
+            if self.keyword("ON"):
+                self.skip_expression(frozenset({"SET", "WHERE", "ORDER", "LIMIT", "USING",
+                                                "RETURNING"}))
+            elif self.keyword("USING"):
+                self.skip_group()
+
+    def references(self, refs: list[_Ref]) -> None:
+        self.reference(refs)
+        while self.peek().text == ",":
+            self.take()
+            self.reference(refs)
+
+    def resolve(self, refs: list[_Ref], db: str | None, name: str) -> list[Table]:
+        """The tables `name` (an alias, or a table name as written) stands for in `refs`."""
+        folded = name.lower()
+        if db is None:
+            found = [r for r in refs if r.alias is not None and r.alias.lower() == folded]
+            if not found:
+                found = [r for r in refs if r.alias is None and r.table is not None
+                         and r.db is None and r.table.lower() == folded]
+            if not found:
+                found = [r for r in refs if r.alias is None and r.table is not None
+                         and r.table.lower() == folded]
+        else:
+            found = [r for r in refs if r.table is not None and r.table.lower() == folded
+                     and (r.db or self._default_db or "").lower() == db.lower()]
+            if not found:
+                return [(db, name)]
+        if not found or any(r.table is None for r in found):
+            raise _Unknown  # not a table of the statement, or a derived one
+        return [self.table(r.db, r.table) for r in found if r.table is not None]
+
+    def real(self, refs: list[_Ref]) -> list[Table]:
+        return [self.table(r.db, r.table) for r in refs if r.table is not None]
+
+    # -- statements ------------------------------------------------------------------------
+
+    def statement(self) -> tuple[Table, ...] | None:
+        verb = self.peek().word
+        if verb == "WITH":
+            self.take()
+            self.ctes()
+            verb = self.peek().word
+        if verb in ("INSERT", "REPLACE"):
+            self.take()
+            while self.keyword("LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE"):
+                pass
+            self.keyword("INTO")
+            return (self.table(*self.name()),)
+        if verb == "UPDATE":
+            self.take()
+            return self.update()
+        if verb == "DELETE":
+            self.take()
+            return self.delete()
+        if verb == "LOAD":
+            return self.load()
+        return None if verb in _WRITES else ()
+
+    def ctes(self) -> None:
+        self.keyword("RECURSIVE")
+        while True:
+            name = self.take().name
+            if name is None:
+                raise _Unknown
+            self._ctes.add(name.lower())
+            if self.peek().text == "(":
+                self.skip_group()
+            self.expect("AS")
+            self.skip_group()
+            if self.peek().text != ",":
+                return
+            self.take()
+
+    def update(self) -> tuple[Table, ...]:
+        while self.keyword("LOW_PRIORITY", "IGNORE"):
+            pass
+        refs: list[_Ref] = []
+        self.references(refs)
+        self.expect("SET")
+        real = self.real(refs)
+        if len(refs) == 1:
+            if not real:
+                raise _Unknown
+            return tuple(real)
+        written: list[Table] = []
+        while True:
+            parts = [self.take().name]
+            while self.peek().text == "." and len(parts) < 3:
+                self.take()
+                parts.append(self.take().name)
+            if any(part is None for part in parts) or self.peek().text not in ("=", ":"):
+                raise _Unknown
+            names = [part for part in parts if part is not None]
+            if len(names) == 1:
+                written += real  # an unqualified column: any of the tables may have it
+            elif len(names) == 2:
+                written += self.resolve(refs, None, names[0])
+            else:
+                written += self.resolve(refs, names[0], names[1])
+            self.skip_expression(_ENDS_ASSIGNMENT)
+            if self.peek().text != ",":
+                break
+            self.take()
+        return tuple(dict.fromkeys(written))
+
+    def targets(self, first: tuple[str | None, str]) -> list[tuple[str | None, str]]:
+        """The `a[.*], b[.*]` list of a multi-table DELETE, its first name read."""
+        found = [first]
+        while True:
+            if self.peek().text == "." and self.peek(1).text == "*":
+                self.take()
+                self.take()
+            if self.peek().text != ",":
+                return found
+            self.take()
+            found.append(self.name())
+
+    def delete(self) -> tuple[Table, ...]:
+        while self.keyword("LOW_PRIORITY", "QUICK", "IGNORE", "HISTORY"):
+            pass
+        refs: list[_Ref] = []
+        if self.keyword("FROM"):
+            first = self.name()
+            if self.peek().text not in (",", ".") and self.peek().word != "USING":
+                return (self.table(*first),)  # DELETE FROM t [[AS] alias] [WHERE ...]
+            targets = self.targets(first)  # DELETE FROM a, b USING <references>
+            self.expect("USING")
+        else:
+            targets = self.targets(self.name())  # DELETE a, b FROM <references>
+            self.expect("FROM")
+        self.references(refs)
+        written: list[Table] = []
+        for db, name in targets:
+            written += self.resolve(refs, db, name)
+        return tuple(dict.fromkeys(written))
+
+    def load(self) -> tuple[Table, ...]:
+        while True:
+            token = self.take()
+            if token is _END:
+                raise _Unknown
+            if token.word == "INTO" and self.peek().word == "TABLE":
+                self.take()
+                return (self.table(*self.name()),)
 
 
 def is_dml(query: str) -> bool:
-    return _DML.match(query) is not None
+    """Whether a statement found in the binlog writes rows: DML or LOAD DATA."""
+    first = next(_tokens(query), _END)
+    word = first.word
+    return word in _WRITES
 
 
-def dml_target(query: str, default_db: str | None) -> tuple[str, str] | None:
-    """(db, table) a single-table DML statement writes; None when it cannot be told."""
-    match = _TARGET.match(query)
-    if match is None:
+def written_tables(query: str, default_db: str | None) -> tuple[Table, ...] | None:
+    """The (db, table) pairs a statement found in the binlog writes: () when it writes none
+    (BEGIN, DDL), None when it writes tables that cannot all be named (a form not read
+    here, an unqualified table without a default database)."""
+    parser = _Parser(query, default_db or None)
+    try:
+        return parser.statement()
+    except _Unknown:
         return None
-    first = (match.group(1) or "").replace("``", "`") or match.group(2)
-    second = (match.group(3) or "").replace("``", "`") or match.group(4)
-    if match.group(5) == ",":  # a multi-table UPDATE/DELETE
-        return None
-    if second:
-        return first, second
-    return (default_db, first) if default_db else None
 
 
 def statement_gap(query: str, default_db: str | None) -> Gap | None:
-    """The gap a statement found in the binlog leaves: None when it is no DML."""
-    if not is_dml(query):
+    """The gap a statement found in the binlog leaves: None when it writes no rows."""
+    written = written_tables(query, default_db)
+    if written == ():
         return None
-    target = dml_target(query, default_db)
     excerpt = " ".join(query[:400].split())[:80]
-    return Gap(None if target is None else (target,), default_db,
-               f"as a statement ({excerpt!r}), which has no row images", "binlog_format=ROW")
+    return Gap(written, default_db, f"as a statement ({excerpt!r}), which has no row images",
+               "binlog_format=ROW")

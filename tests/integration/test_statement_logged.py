@@ -33,12 +33,19 @@ SCENARIOS = {
     # BEGIN; a write on a table not captured, then one on a captured table.
     "uncaptured_table_first": Scenario(
         ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('audit')",
-         "INSERT INTO {db}.t VALUES (1, 'second statement')", "COMMIT"), "{db}.t"),
+         "INSERT INTO {db}.t VALUES (3, 'second statement')", "COMMIT"), "{db}.t"),
     # MariaDB's default MIXED logs these as statements too.
     "uncaptured_table_first_mixed": Scenario(
         ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('audit')",
-         "INSERT INTO {db}.t VALUES (1, 'second statement')", "COMMIT"), "{db}.t",
+         "INSERT INTO {db}.t VALUES (3, 'second statement')", "COMMIT"), "{db}.t",
         binlog_format="MIXED"),
+    # The first table of the JOIN is not captured; the one SET writes is.
+    "join_writes_its_second_table": Scenario(
+        ("UPDATE {other}.log a JOIN {db}.t o ON o.id = a.id SET o.v = 'joined'",), "{db}.t"),
+    # A multi-table write issued from a default database that is not captured.
+    "uncaptured_default_database": Scenario(
+        ("USE {other}", "UPDATE log a, {db}.t o SET o.v = 'from other' WHERE o.id = a.id"),
+        "{db}.t"),
 }
 
 
@@ -67,13 +74,26 @@ def _run(source: SourcePair, statements: tuple[str, ...], binlog_format: str, **
         conn.close()
 
 
-def _topic_ids(broker: Broker, db: str) -> list[int]:
+def _rows_before(source: SourcePair, db: str, other: str) -> None:
+    """Rows the scenarios change, row-logged while the connector streams."""
+    source.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')")
+    source.primary.execute(f"INSERT INTO {other}.log (id, v) VALUES (1, 'a'), (2, 'b')")
+
+
+def _topic_rows(broker: Broker, db: str) -> dict[int, str | None]:
     rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.t")
-    return sorted(row["id"] for row in rebuilt.values())
+    return {row["id"]: row["v"] for row in rebuilt.values()}
 
 
-def _source_ids(source: SourcePair, db: str) -> list[int]:
-    return sorted(int(row[0]) for row in source.primary.execute(f"SELECT id FROM {db}.t"))
+def _source_rows(source: SourcePair, db: str) -> dict[int, str | None]:
+    return {int(i): v for i, v in source.primary.execute(f"SELECT id, v FROM {db}.t")}
+
+
+def _lost(source: SourcePair, broker: Broker, db: str) -> list[int]:
+    """The ids whose row in the topic differs from the table's (missing or stale)."""
+    topic = _topic_rows(broker, db)
+    return sorted(i for i, v in _source_rows(source, db).items()
+                  if i != SENTINEL and topic.get(i, ...) != v)
 
 
 def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str) -> bool:
@@ -82,7 +102,7 @@ def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str) -
     assert proc.proc is not None
     running = proc.proc
     outcome = wait_for(lambda: ("exited" if running.poll() is not None else
-                                "streamed" if SENTINEL in _topic_ids(broker, db) else None),
+                                "streamed" if SENTINEL in _topic_rows(broker, db) else None),
                        90, "the connector to stop or stream past the scenario", 0.5)
     return bool(outcome == "exited")
 
@@ -98,13 +118,15 @@ def test_statement_logged_write_on_a_captured_table_stops(
     proc.start()
     try:
         proc.wait_log("binlog stream open")
+        _rows_before(source, db, other)
         _run(source, scenario.statements, scenario.binlog_format, db=db, other=other)
         source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
         stopped = _stopped_or_streamed_past(proc, broker, db)
     finally:
         proc.ensure_stopped()
-    lost = sorted(set(_source_ids(source, db)) - set(_topic_ids(broker, db)) - {SENTINEL})
-    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.t missing without a word"
+    lost = _lost(source, broker, db)
+    assert lost, f"{name}: the scenario changed no row of {db}.t"
+    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.t wrong without a word"
     assert proc.proc is not None and proc.proc.returncode == 1
     writes = scenario.writes.format(db=db, other=other)
     lines = [line for line in proc.log().splitlines() if "as a statement" in line]
@@ -116,21 +138,22 @@ def test_statement_logged_write_on_a_captured_table_stops(
 
 def test_statement_logged_writes_on_tables_not_captured_pass(
         source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
-    """Only writes on captured tables stop it: a statement-logged transaction that writes
-    other tables alone (several statements) streams on."""
+    """Only writes on captured tables stop it: statement-logged writes of other tables alone
+    (several statements of a transaction, a JOIN that reads a captured table) stream on."""
     db, other = unique_name, f"{unique_name}_x"
     _prepare(source, db, other)
     proc = ConnectorProcess(_primary_document(source, broker, db), tmp_path)
     proc.start()
     try:
         proc.wait_log("binlog stream open")
-        source.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'row-logged')")
+        _rows_before(source, db, other)
         _run(source, ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('a')",
-                      "UPDATE {other}.log SET v = 'b'", "COMMIT"), "STATEMENT",
-             db=db, other=other)
+                      "UPDATE {other}.log SET v = 'b'", "COMMIT",
+                      "UPDATE {db}.t o JOIN {other}.log a ON a.id = o.id SET a.v = o.v"),
+             "STATEMENT", db=db, other=other)
         source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
         assert not _stopped_or_streamed_past(proc, broker, db), proc.log()[-3000:]
     finally:
         proc.ensure_stopped()
-    assert _topic_ids(broker, db) == [1, SENTINEL]
+    assert _topic_rows(broker, db) == _source_rows(source, db)
     assert "as a statement" not in proc.log()
