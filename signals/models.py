@@ -312,7 +312,8 @@ def _from_document(document: dict[str, Any]) -> Signal:
         parsed = cls.model_validate(
             {**data, "id": None if signal_id is None else str(signal_id)})
     except ValidationError as exc:
-        raise SignalRejected(f"{kind}: {_first_error(exc)}") from None
+        named = "" if signal_id is None else f" (id {str(signal_id)[:MAX_ID_CHARS]!r})"
+        raise SignalRejected(f"{kind}{named}: {_first_error(exc)}") from None
     assert isinstance(parsed, Signal)  # every SIGNAL_TYPES class is a Signal member
     return parsed
 

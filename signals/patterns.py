@@ -5,7 +5,8 @@ match the whole name. Python's `re` has no time limit, so a pattern such as `(a+
 stall the streaming thread for hours on one table name. Patterns are compiled with the
 `regex` module (the same syntax) and every match carries a timeout; a pattern that runs
 out of time, or a signal whose matches together take over SIGNAL_BUDGET_S, raises
-`PatternTooSlow` and the signal carrying it is skipped.
+`PatternTooSlow` and the signal carrying it is skipped. Compiling has no timeout, so what a
+pattern may ask of the compiler is checked first (`pattern_limits`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import functools
 import time
 
 import regex
+
+from signals.pattern_limits import check_pattern
 
 MAX_PATTERN_CHARS = 256
 MATCH_TIMEOUT_S = 0.05
@@ -26,9 +29,10 @@ class PatternTooSlow(ValueError):
 
 @functools.lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
-    """The compiled pattern; raises ValueError for a bad or over-long one."""
+    """The compiled pattern; raises ValueError for a bad, over-long or too costly one."""
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ValueError(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
+    check_pattern(pattern)
     try:
         return regex.compile(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:

@@ -1,6 +1,7 @@
 """3,000 generated hostile signals thrown at a running `gtidmark run` while a writer changes
 rows: streaming never stops, every signal is acted on or skipped in exactly one log line
-before its offset is committed, and the replica only ever sees SELECT / SHOW / session SETs."""
+before its offset is committed, and the replica only ever sees SELECT / SHOW / session SETs.
+Compile-time bombs (#22) are refused before compiling and the process never grows."""
 
 from __future__ import annotations
 
@@ -35,8 +36,14 @@ INJECTIONS = [
     "id = 1 AND (SELECT COUNT(*) FROM information_schema.tables) > 0", "id = 0x41",
     "LOAD_FILE('/etc/passwd') IS NOT NULL", "id = 1 LOCK IN SHARE MODE", "",
 ]
-BOMBS = [r"(.*){1,32000}[bc]", r"(\w|\d|_|\.)*(\w|\d|_|\.)*(\w|\d|_|\.)*!", r"((((.*)*)*)*)*!",
-         r"(a+)+$", r"(" * 300, r"[" * 10, r"\1(x)", r"(?<=a+)b", r"x{1,100000}{1,100000}"]
+BOMBS = [r"(\w|\d|_|\.)*(\w|\d|_|\.)*(\w|\d|_|\.)*!", r"((((.*)*)*)*)*!", r"(a+)+$",
+         r"(" * 300, r"[" * 10, r"\1(x)", r"(?<=a+)b", r"x{1,100000}{1,100000}",
+         r"(.*){1,100}[bc]", r"(.|.)*[bc]"]
+# What regex.compile unrolls: the issue's 23 GB bomb and its relatives (pattern_limits.py).
+COMPILE_BOMBS = [r"(.*){1,32000}[bc]", "(?:a{99999}){99999}", "[a-z]{4294967294}",
+                 "(?:(?:a{30}){30}){30}",
+                 "(?x)a{9 9 9 9 9}", "(?V1)(?:[[a])(]x{1000}[[a])(]){1000}",
+                 "(?:(?:.{2,50}?){2,50}+){2,50}", "(" * 40 + "a" + ")" * 40]
 KEYS = ["type", "data", "id", "data-collections", "additional-conditions", "filter",
         "data-collection", "surrogate-key", "chunk-size", "chunk-delay-ms", "message",
         "additional-condition"]
@@ -99,8 +106,13 @@ def hostile(rng: random.Random, db: str) -> tuple[bytes | None, bytes | None]:
             "data-collections": [f"{db}.snap"],
             "additional-conditions": [{"data-collection": f"{db}.snap", "filter": where}]}}
     elif kind == 8:
-        value = {"type": rng.choice(["execute-snapshot", "stop-snapshot"]),
-                 "data": {"data-collections": [rng.choice(BOMBS)]}}
+        bomb = rng.choice(BOMBS + COMPILE_BOMBS)
+        value = rng.choice([
+            {"type": rng.choice(["execute-snapshot", "stop-snapshot"]),
+             "data": {"data-collections": [bomb]}},
+            {"type": "execute-snapshot", "id": "bomb", "data": {
+                "data-collections": [f"{db}.snap"],
+                "additional-conditions": [{"data-collection": bomb, "filter": "id > 1"}]}}])
     elif kind == 9:
         value = {"type": "execute-snapshot", "data": {
             "data-collections": [rng.choice(tables)],
@@ -117,6 +129,13 @@ def hostile(rng: random.Random, db: str) -> tuple[bytes | None, bytes | None]:
     else:
         value = {"type": "execute-snapshot", "data": json.dumps(random_json(rng))}
     return key, json.dumps(value).encode()
+
+
+def peak_rss_kib(proc: ConnectorProcess) -> int:
+    """The connector process's peak resident size so far (VmHWM)."""
+    assert proc.proc is not None
+    status = Path(f"/proc/{proc.proc.pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
 
 
 def outcomes(log: str) -> Counter[int]:
@@ -173,6 +192,13 @@ def test_hostile_signals_never_stop_streaming_or_write(
         sorted(set(range(SIGNALS)) - set(counts))[:10])
     assert {n for n in counts.values()} == {1}, [o for o, n in counts.items() if n != 1][:10]
     assert "TOPSECRET" not in proc.log()
+    bombs = [i for i, (key, value) in enumerate(records) if key == db.encode() and value
+             and any(json.dumps(b)[1:-1].encode() in value for b in COMPILE_BOMBS)]
+    assert len(bombs) > 50
+    refused = [line for line in proc.log().splitlines() if "before compiling" in line]
+    assert sorted(int(re.search(r"offset (\d+)", line).group(1))  # type: ignore[union-attr]
+                  for line in refused) == bombs
+    assert peak_rss_kib(proc) < 1024 * 1024, "the connector grew past 1 GiB"
     writes_seen = not_read_only(cdc_statements(path))
     assert writes_seen == [], writes_seen[:5]
     sizes = [len(m.value() or b"") for m in consume_all(broker.bootstrap, f"{db}-offsets")]
