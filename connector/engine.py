@@ -12,6 +12,7 @@ import time
 import traceback
 
 import pymysql
+from confluent_kafka import KafkaException
 
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.process import ReaderProcess
@@ -242,13 +243,21 @@ class Engine:
             raise SteppedDown(f"the group {lease.group} gave the lease to another instance")
         if lease.confirmed(previous):
             return
-        newest = self.offsets.newest_epoch()
-        if newest > self.epoch:
-            raise SteppedDown(f"fenced: the offsets carry epoch {newest}, this instance has "
-                              f"{self.epoch}")
+        self._check_epoch()
         self._beat = time.monotonic()  # the check itself must not look like the next pause
         log.info("lease confirmed after a pause of %.1fs (epoch %d still the newest)",
                  now - previous, self.epoch)
+
+    def _check_epoch(self) -> None:
+        """The offsets topic's newest epoch is still ours, first written by us."""
+        try:
+            epoch, owner = self.offsets.epoch_holder()
+        except (KafkaException, TimeoutError, OSError) as exc:
+            raise SteppedDown(f"cannot check the writer epoch in {self.config.offsets_topic} "
+                              f"({' '.join(str(exc).split())})") from None
+        if (epoch, owner) != (self.epoch, self.instance):
+            raise SteppedDown(f"fenced: the offsets carry epoch {epoch} of writer {owner}, "
+                              f"this instance holds epoch {self.epoch}")
 
     def _guard_send(self) -> None:
         """Before the first record after a quiet spell: a frozen leader must not send."""
@@ -262,10 +271,10 @@ class Engine:
                      flavour.name, self.config.connector_class)
         self._build(self.config.with_server_flavour(flavour.name))
         self.offsets.open(self.admin)
-        stored = self.offsets.load()
-        # Every start writes in a new epoch, leased or not: loading keeps the highest epoch,
-        # so a start with ha.enabled=false after a leased one must not write below it.
-        self.epoch = (0 if stored is None else stored.epoch) + 1
+        stored, newest_epoch = self.offsets.load()
+        # Every start writes in a new epoch, leased or not (connector/offsets_log.py): only
+        # the newest epoch's first writer counts on load.
+        self.epoch = newest_epoch + 1
         self.instance = Instance.here()
         if self.lease is not None:
             log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
@@ -284,6 +293,9 @@ class Engine:
             self.offsets.abandon()  # it must not land after a later start's record
             raise RuntimeError(self.offsets.failure or "the start position was not committed "
                                f"to {self.config.offsets_topic} within 30s")
+        # Another instance may have taken the same epoch (it read the topic before our
+        # start record landed): the first record of an epoch owns it.
+        self._check_epoch()
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
                                    flavour, self.position, self.queue)
         self.reader.start()

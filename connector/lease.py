@@ -53,7 +53,8 @@ class Instance:
     @classmethod
     def here(cls) -> Instance:
         """This process, becoming active now."""
-        return cls(socket.gethostname(), os.getpid(), time.time())
+        # Rounded as the offsets value writes it, so that a writer knows its own records.
+        return cls(socket.gethostname(), os.getpid(), round(time.time(), 3))
 
 
 def client_id() -> str:

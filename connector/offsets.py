@@ -4,7 +4,7 @@ Key: ["<name>", {"server": "<topic.prefix>"}]; value: a `ConnectorOffsets`. A re
 written only after every change event produced before it has been acknowledged (see
 `Checkpoint`). Records go to the partition Kafka Connect's Java producer would pick
 (murmur2 of the key), so a topic shared with Kafka Connect (25 partitions by default) keeps
-one place per connector; loading reads every partition and keeps the newest record.
+one place per connector; loading reads every partition and applies `offsets_log`'s rule.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -22,6 +21,8 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from connector.config import ConfigError, ConnectorConfig
 from connector.debezium_offsets import from_debezium
 from connector.kafka import TopicAdmin, key_partition, read_all_partitions
+from connector.lease import Instance
+from connector.offsets_log import OffsetRecord, Resumed, resume_point
 from connector.offsets_value import ConnectorOffsets, written_by_gtidmark
 from connector.sink import DeliveryFailed, Sink
 
@@ -41,46 +42,23 @@ def offset_key(config: ConnectorConfig) -> bytes:
                       separators=(",", ":")).encode()
 
 
-def newest_value(messages: Iterable[Message], key: bytes, home: int) -> bytes | None:
-    """The value `key` resumes from, over all partitions (None: none, or deleted).
-
-    Records are taken in time order (within a partition, offset order; on a timestamp tie
-    the key's own murmur2 partition last); the newest of the highest writer epoch wins, so
-    a fenced instance's late write does not. A tombstone (offsets reset) clears the past.
-    """
-    mine = [m for m in messages if m.key() == key]
-    mine.sort(key=lambda m: (m.timestamp()[1], m.partition() == home, m.offset() or 0))
-    found: bytes | None = None
-    found_epoch = -1
-    for msg in mine:
-        raw: bytes | None = msg.value()
-        if raw is None:
-            found, found_epoch = None, -1
-            continue
-        epoch = _epoch_of(raw)
-        if epoch >= found_epoch:
-            found, found_epoch = raw, epoch
-    return found
-
-
-def _epoch_of(raw: bytes) -> int:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return 0
-    return int(value.get("epoch") or 0) if isinstance(value, dict) else 0
-
-
 def parse_offsets(raw: bytes) -> ConnectorOffsets:
     data = json.loads(raw)
     return ConnectorOffsets.from_json(data) if written_by_gtidmark(data) else from_debezium(data)
 
 
-def read_committed(config: ConnectorConfig) -> ConnectorOffsets | None:
-    """The connector's committed offsets as any reader sees them (no topic created)."""
+def read_resume_point(config: ConnectorConfig) -> Resumed:
+    """Where the connector resumes, and who holds the newest epoch (no topic created)."""
     key = offset_key(config)
     messages, partitions = read_all_partitions(config.consumer_settings(), config.offsets_topic)
-    raw = newest_value(messages, key, key_partition(key, partitions) if partitions else 0)
+    records = [OffsetRecord(m.partition() or 0, m.offset() or 0, m.timestamp()[1], m.value())
+               for m in messages if m.key() == key]
+    return resume_point(records, key_partition(key, partitions) if partitions else 0)
+
+
+def read_committed(config: ConnectorConfig) -> ConnectorOffsets | None:
+    """The connector's committed offsets as any reader sees them (no topic created)."""
+    raw = read_resume_point(config).value
     return None if raw is None else parse_offsets(raw)
 
 
@@ -119,6 +97,9 @@ class OffsetStore:
         if not partitions:
             raise RuntimeError(f"offsets topic {self._topic} has no partitions in the metadata")
         self.partition = key_partition(self._key, partitions)
+        # Writes never expire: a slow broker delays a commit rather than stop the instance.
+        # A frozen leader's write that lands after its successor's is harmless: the
+        # successor writes in a higher epoch, and loading ignores the lower one.
         self._producer = Producer({**self._config.producer_settings(),
                                    "enable.idempotence": True, "message.timeout.ms": 0,
                                    "linger.ms": 0})
@@ -128,15 +109,18 @@ class OffsetStore:
             raise RuntimeError(f"offsets store for {self._topic} used before open()")
         return self._producer
 
-    def load(self) -> ConnectorOffsets | None:
-        """The committed value for this connector, or None on first start."""
-        self.committed = read_committed(self._config)
-        return self.committed
+    def load(self) -> tuple[ConnectorOffsets | None, int]:
+        """The committed value for this connector (None on first start or after a reset),
+        and the highest writer epoch on the topic (0 before any)."""
+        found = read_resume_point(self._config)
+        self.committed = None if found.value is None else parse_offsets(found.value)
+        return self.committed, found.epoch
 
-    def newest_epoch(self) -> int:
-        """The highest writer epoch on the topic now (0 before any instance wrote one)."""
-        found = read_committed(self._config)
-        return 0 if found is None else found.epoch
+    def epoch_holder(self) -> tuple[int, object]:
+        """The highest writer epoch on the topic now and its owner (`offsets_log.CLOSED`
+        after a reset)."""
+        found = read_resume_point(self._config)
+        return found.epoch, found.owner
 
     def abandon(self) -> None:
         """Drop what is not written yet: a fenced instance must not commit it later."""
@@ -217,13 +201,15 @@ class OffsetStore:
         """Write `state` (None: a tombstone, forgetting the position) now; True once acked.
 
         Only while nothing streams: Kafka Connect's PATCH/DELETE offsets on a stopped
-        connector. The value takes the newest epoch on the topic, so that it wins on load.
+        connector. A value takes the next epoch, so that it wins on load and a late record
+        of an earlier writer does not; a tombstone closes the current epoch.
         """
         self._pending.clear()
         if state is None:
             self._opened().produce(self._topic, None, self._key, partition=self.partition)
         else:
-            state = dataclasses.replace(state, epoch=self.newest_epoch())
+            epoch, _ = self.epoch_holder()
+            state = dataclasses.replace(state, epoch=epoch + 1, writer=Instance.here())
             self._write(state)
         self.committed = state
         return self.flush(timeout)

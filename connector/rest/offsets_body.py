@@ -14,6 +14,7 @@ from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.flavours import position_of_either
+from connector.offsets_value import ConnectorOffsets
 
 EMPTY = "Partitions / offsets need to be provided for an alter offsets request"
 
@@ -46,6 +47,20 @@ class AlterOffsets:
             position_of_either(gtids)
         except ValueError as exc:
             raise BadOffsets(f"offset.gtids: {exc}") from None
+        for name in _NUMBERS:
+            number = self.value.get(name)
+            if number is not None and (type(number) is not int or number < 0):
+                raise BadOffsets(f"offset.{name}: a whole number >= 0, not "
+                                 f"{json.dumps(number)[:40]}")
+        try:
+            ConnectorOffsets.from_json(self.value)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise BadOffsets(f"offset: not an offsets value of this connector ({exc})") from None
+
+
+# The offsets value's integers (connector/offsets_value.py).
+_NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "epoch",
+            "writer_pid")
 
 
 def parse_alter_offsets(body: bytes) -> AlterOffsets:

@@ -152,7 +152,7 @@ class Supervisor:
             raise CommandRefused(500, "the offsets could not be written to Kafka")
         log.info("offsets %s (REST): %s", "altered" if value is not None else "reset",
                  "position forgotten" if value is None else f"gtids={value.gtids}")
-        return value
+        return store.committed  # as written: in the next writer epoch
 
 
 def run_supervised(config: ConnectorConfig) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ import pytest
 from confluent_kafka import Producer
 
 from connector.config import parse_config
+from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin, key_partition
-from connector.offsets import OffsetStore, OffsetsWriteFailed
+from connector.lease import Instance
+from connector.offsets import OffsetStore, OffsetsWriteFailed, read_committed
 from connector.offsets_value import ConnectorOffsets
 from connector.sink import Sink
 from connector.snapshot.progress import TableProgress
@@ -151,9 +154,10 @@ def test_offsets_go_to_the_java_partitioners_partition(broker: Broker, unique_na
     assert len(set(got.values())) == CONNECT_DEFAULT_PARTITIONS
 
 
-def test_newest_record_wins_across_partitions(mariadb: MariaDbPair, broker: Broker,
-                                              unique_name: str) -> None:
-    """A record left on another partition (an older writer's partitioner) is older: ignored."""
+def test_the_keys_own_partition_wins_over_a_later_record_elsewhere(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str) -> None:
+    """A record on another partition (from before a partition count change) is older than
+    any in the key's own partition, whatever its timestamp says."""
     doc = connector_document(mariadb, broker, unique_name)
     config = parse_config(doc)
     create_topic(broker.bootstrap, config.offsets_topic, CONNECT_DEFAULT_PARTITIONS,
@@ -161,15 +165,15 @@ def test_newest_record_wins_across_partitions(mariadb: MariaDbPair, broker: Brok
     store = OffsetStore(config)
     store.open(TopicAdmin(config.producer_settings()))
     stale = (store.partition + 1) % CONNECT_DEFAULT_PARTITIONS
+    store.seed(ConnectorOffsets(gtids="0-1-9", signal_offset=3))
+    assert store.flush(30)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     producer.produce(config.offsets_topic, ConnectorOffsets(gtids="0-1-5").to_bytes(),
                      json.dumps([config.name, {"server": config.topic_prefix}],
-                                separators=(",", ":")).encode(), partition=stale)
+                                separators=(",", ":")).encode(), partition=stale,
+                     timestamp=int(time.time() * 1000) + 3_600_000)  # a clock an hour ahead
     assert producer.flush(30) == 0
-    time.sleep(0.01)  # a later timestamp for the newer record
-    store.seed(ConnectorOffsets(gtids="0-1-9", signal_offset=3))
-    assert store.flush(30)
-    assert store.load() == ConnectorOffsets(gtids="0-1-9", signal_offset=3)
+    assert store.load() == (ConnectorOffsets(gtids="0-1-9", signal_offset=3), 0)
 
 
 def test_non_compacted_offsets_topic_exits_2(mariadb: MariaDbPair, broker: Broker,
@@ -221,3 +225,37 @@ def test_stalled_offsets_commit_is_reported_while_running(
         wait_committed(mariadb, broker, doc, f"{db}-offsets")
         assert conn.stop() == 0
     assert rows_lost(mariadb, broker, db) == 0
+
+
+def test_a_start_that_took_another_writers_epoch_does_not_stream(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Two starts read the topic before either start record landed and both took epoch 3:
+    the one whose record landed second stops before streaming; the first keeps it."""
+    config = parse_config(connector_document(mariadb, broker, unique_name,
+                                             ha__enabled="false"))
+    store = OffsetStore(config)
+    store.open(TopicAdmin(config.producer_settings()))
+    first = ConnectorOffsets(gtids=mariadb.wait_synced(), epoch=3,
+                             writer=Instance("other-host", 4242, 1.0))
+    store.seed(first)
+    assert store.flush(30)
+    read_before_it_landed = OffsetStore.load
+
+    def stale(self: OffsetStore) -> tuple[ConnectorOffsets | None, int]:
+        value, _ = read_before_it_landed(self)
+        return value, 2
+
+    monkeypatch.setattr(OffsetStore, "load", stale)
+    engine = Engine(config)
+    outcome: list[int] = []
+    runner = threading.Thread(target=lambda: outcome.append(engine.run()), daemon=True)
+    runner.start()
+    runner.join(90)
+    if runner.is_alive():
+        engine.stopping.set()
+        runner.join(60)
+        pytest.fail("the second writer of epoch 3 streamed")
+    assert outcome == [1]
+    assert "fenced: the offsets carry epoch 3 of writer" in caplog.text
+    assert read_committed(config) == first

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from connector.kafka import key_partition, murmur2
 from connector.lease import Instance
-from connector.offsets import newest_value, parse_offsets
+from connector.offsets import parse_offsets
 from connector.offsets_value import ConnectorOffsets
 from tests.unit.snapshot_strategies import states
 
@@ -53,44 +53,3 @@ def test_murmur2_matches_kafkas_java_test_vectors() -> None:
              b"abc": 479470107}
     assert {k: murmur2(k) for k in cases} == cases
     assert key_partition(b"21", 25) == (-973932308 & 0x7FFFFFFF) % 25
-
-
-class _Record:
-    """The parts of a consumed offsets record that `newest_value` reads."""
-
-    def __init__(self, offset: int, value: dict[str, Any] | None, partition: int = 0,
-                 key: bytes = b"k") -> None:
-        self._offset, self._partition, self._key = offset, partition, key
-        self._value = None if value is None else json.dumps(value).encode()
-
-    def key(self) -> bytes:
-        return self._key
-
-    def value(self) -> bytes | None:
-        return self._value
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def timestamp(self) -> tuple[int, int]:
-        return (1, 1_000 + self._offset)
-
-
-def test_a_fenced_writers_late_record_loses_to_the_newer_epoch() -> None:
-    records = [_Record(0, {"gtids": "0-1-5", "epoch": 1}),
-               _Record(1, {"gtids": "0-1-9", "epoch": 2}),
-               _Record(2, {"gtids": "0-1-6", "epoch": 1}),  # the zombie, written late
-               _Record(3, {"gtids": "0-1-0"}, key=b"other")]
-    raw = newest_value(records, b"k", 0)  # type: ignore[arg-type]
-    assert raw is not None and json.loads(raw)["gtids"] == "0-1-9"
-
-
-def test_a_tombstone_forgets_every_epoch_before_it() -> None:
-    records = [_Record(0, {"gtids": "0-1-9", "epoch": 4}), _Record(1, None),
-               _Record(2, {"gtids": "0-1-3", "epoch": 1})]
-    raw = newest_value(records, b"k", 0)  # type: ignore[arg-type]
-    assert raw is not None and json.loads(raw)["gtids"] == "0-1-3"
-    assert newest_value(records[:2], b"k", 0) is None  # type: ignore[arg-type]

@@ -62,7 +62,12 @@ def test_offsets_must_be_this_connectors_partition_and_a_position() -> None:
     assert forget.value is None
     for partition, offset in (({"server": "other"}, {"gtids": ""}),
                               ({"server": "shop"}, {"file": "b.000001"}),
-                              ({"server": "shop"}, {"gtids": "not-a-gtid"})):
+                              ({"server": "shop"}, {"gtids": "not-a-gtid"}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "pos": "x"}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "row": -1}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "pos": 1.5}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "{"}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "[1]"})):
         item = parse_alter_offsets(body({"offsets": [{"partition": partition,
                                                       "offset": offset}]}))
         with pytest.raises(BadOffsets):
