@@ -12,7 +12,9 @@ What a statement in the binlog writes, by its form:
   not qualified.
 - DELETE FROM t: t. DELETE a, b FROM ... / DELETE FROM a, b USING ...: the tables a and b
   name in the table references.
-- Any form not read here: the tables cannot be named.
+- `SELECT f()`, how the server logs a stored function that wrote (called by `DO f()`,
+  `SELECT f()` or `SET @x = f()`): what it wrote cannot be named; nor what a CALL wrote,
+  nor the tables of a form not read here.
 Triggers and views are not followed: a statement names the table or view it was given.
 """
 
@@ -27,7 +29,8 @@ from connector.binlog.transactions import Gap
 Table = tuple[str, str]
 
 # Verbs of statements that write rows (as the binlog holds them).
-_WRITES = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "WITH"})
+_WRITES = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "SELECT", "DO", "CALL",
+                     "WITH"})
 _SCAN = re.compile(r"""
     \s+
   | (?P<open>/\*M?!\d*)                        # an executable comment: its text is SQL
@@ -410,7 +413,8 @@ class _Parser:
 
 
 def is_dml(query: str) -> bool:
-    """Whether a statement found in the binlog writes rows: DML or LOAD DATA."""
+    """Whether a statement found in the binlog writes rows: DML, LOAD DATA, or a stored
+    function or procedure called (`SELECT f()`)."""
     first = next(_tokens(query), _END)
     word = first.word
     return word in _WRITES
@@ -418,8 +422,8 @@ def is_dml(query: str) -> bool:
 
 def written_tables(query: str, default_db: str | None) -> tuple[Table, ...] | None:
     """The (db, table) pairs a statement found in the binlog writes: () when it writes none
-    (BEGIN, DDL), None when it writes tables that cannot all be named (a form not read
-    here, an unqualified table without a default database)."""
+    (BEGIN, DDL), None when it writes tables that cannot all be named (a stored function
+    or procedure, a form not read here, an unqualified table without a default database)."""
     parser = _Parser(query, default_db or None)
     try:
         return parser.statement()

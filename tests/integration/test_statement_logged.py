@@ -46,6 +46,12 @@ SCENARIOS = {
     "uncaptured_default_database": Scenario(
         ("USE {other}", "UPDATE log a, {db}.t o SET o.v = 'from other' WHERE o.id = a.id"),
         "{db}.t"),
+    # A stored function of a database not captured writes a captured table: the binlog
+    # holds `SELECT f()` for both, what f wrote cannot be named.
+    "do_function_that_writes": Scenario(
+        ("DO {other}.f()",), "tables it does not name (default database none)"),
+    "select_function_that_writes": Scenario(
+        ("USE {other}", "SELECT f()"), "tables it does not name (default database {other})"),
 }
 
 
@@ -61,6 +67,9 @@ def _prepare(source: SourcePair, db: str, other: str) -> None:
         p.execute(f"CREATE DATABASE {name}")
     p.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
     p.execute(f"CREATE TABLE {other}.log (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(30))")
+    # DETERMINISTIC: what binary logging requires of a function that writes.
+    p.execute(f"CREATE FUNCTION {other}.f() RETURNS INT DETERMINISTIC MODIFIES SQL DATA "
+              f"BEGIN UPDATE {db}.t SET v = 'by f' WHERE id = 1; RETURN 1; END")
 
 
 def _run(source: SourcePair, statements: tuple[str, ...], binlog_format: str, **names: str) -> None:

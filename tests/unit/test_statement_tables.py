@@ -74,6 +74,12 @@ def test_the_tables_a_statement_writes(query: str, default_db: str | None,
     ("UPDATE t FOR PORTION OF p FROM 1 TO 2 SET v = 1", "x"),  # a form not read here
     ("INSERT INTO", "x"),
     ("UPDATE a JOIN b ON (a.id = b.id SET a.v = 1", "x"),
+    # How both servers log a stored function that wrote, for DO f(), SELECT f(), SET @x = f().
+    ("SELECT `audit`.`f`()", "audit"),
+    ("SELECT `audit`.`f`(1, 'INSERT INTO x.y')", None),
+    ("DO audit.f()", "shop"),
+    ("CALL p()", "shop"),
+    ("WITH c AS (SELECT 1) SELECT f() FROM c", "shop"),
 ])
 def test_a_write_whose_tables_cannot_be_named(query: str, default_db: str | None) -> None:
     assert is_dml(query)
