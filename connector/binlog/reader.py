@@ -49,7 +49,7 @@ from connector.binlog.framing import (
     frames,
 )
 from connector.binlog.queue import ChangeQueue
-from connector.binlog.statements import statement_gap
+from connector.binlog.statements import is_dml, statement_gap
 from connector.binlog.transactions import Op, RowsChange, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
@@ -261,7 +261,7 @@ class BinlogReader(threading.Thread):
             tx = None
 
     def _statement_group(self, tx: Transaction, query: str) -> None:
-        """A one-statement group: DDL, XA COMMIT/ROLLBACK, or a statement-logged DML."""
+        """A one-statement group: DDL, XA COMMIT/ROLLBACK, or a statement-logged write."""
         xa = parse_xa_end(query)
         if xa is not None:
             tx.ddl = None
@@ -274,10 +274,9 @@ class BinlogReader(threading.Thread):
                 tx.changes = held
         else:
             gap = statement_gap(query, tx.db)
-            if gap is None:
-                tx.ddl = query
-            else:
-                tx.ddl, tx.gaps = None, tx.gaps + (gap,)
+            if gap is not None:
+                tx.gaps += (gap,)
+            tx.ddl = None if is_dml(query) else query  # CREATE TABLE ... SELECT: both
 
     def _hand_piece(self, tx: Transaction) -> None:
         """Hand over the rows read so far of a large transaction; its end comes later."""

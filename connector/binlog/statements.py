@@ -12,6 +12,7 @@ What a statement in the binlog writes, by its form:
   not qualified.
 - DELETE FROM t: t. DELETE a, b FROM ... / DELETE FROM a, b USING ...: the tables a and b
   name in the table references.
+- CREATE TABLE t ... SELECT (statement-logged, the rows it copies come with it): t.
 - `SELECT f()`, how the server logs a stored function that wrote (called by `DO f()`,
   `SELECT f()` or `SET @x = f()`): what it wrote cannot be named; nor what a CALL wrote,
   nor the tables of a form not read here.
@@ -322,6 +323,8 @@ class _Parser:
             return self.delete()
         if verb == "LOAD":
             return self.load()
+        if verb == "CREATE":
+            return self.create()
         return None if verb in _WRITES else ()
 
     def ctes(self) -> None:
@@ -411,6 +414,32 @@ class _Parser:
                 self.take()
                 return (self.table(*self.name()),)
 
+    def create(self) -> tuple[Table, ...]:
+        """A CREATE TABLE ... SELECT writes its new table's rows; other DDL writes none."""
+        self.take()
+        if self.keyword("OR"):
+            self.keyword("REPLACE")
+        if self.keyword("TEMPORARY") or not self.keyword("TABLE"):
+            return ()  # a temporary table is never captured; not a table: other DDL
+        if self.keyword("IF"):
+            self.keyword("NOT")
+            self.keyword("EXISTS")
+        try:
+            name: tuple[str | None, str] | None = self.name()
+        except _Unknown:
+            name = None
+        depth = 0
+        while (token := self.take()) is not _END:
+            if token.kind == "p":
+                depth += {"(": 1, ")": -1}.get(token.text, 0)
+            elif token.word == "SELECT" or token.word == "TABLE" and depth == 0:
+                if name is None:
+                    raise _Unknown
+                return (self.table(*name),)
+            elif token.word == "LIKE" and depth == 0:
+                return ()
+        return ()
+
 
 def is_dml(query: str) -> bool:
     """Whether a statement found in the binlog writes rows: DML, LOAD DATA, or a stored
@@ -422,8 +451,9 @@ def is_dml(query: str) -> bool:
 
 def written_tables(query: str, default_db: str | None) -> tuple[Table, ...] | None:
     """The (db, table) pairs a statement found in the binlog writes: () when it writes none
-    (BEGIN, DDL), None when it writes tables that cannot all be named (a stored function
-    or procedure, a form not read here, an unqualified table without a default database)."""
+    (BEGIN, DDL but CREATE TABLE ... SELECT), None when it writes tables that cannot all be
+    named (a stored function or procedure, a form not read here, an unqualified table
+    without a default database)."""
     parser = _Parser(query, default_db or None)
     try:
         return parser.statement()

@@ -27,6 +27,7 @@ class Scenario:
     statements: tuple[str, ...]  # on one session of the primary, after SET binlog_format
     writes: str  # what the stop line names: "writes <this> as a statement"
     binlog_format: str = "STATEMENT"
+    table: str = "t"  # the captured table whose rows it writes
 
 
 SCENARIOS = {
@@ -52,6 +53,9 @@ SCENARIOS = {
         ("DO {other}.f()",), "tables it does not name (default database none)"),
     "select_function_that_writes": Scenario(
         ("USE {other}", "SELECT f()"), "tables it does not name (default database {other})"),
+    # The new table's rows come with the statement, none in the binlog.
+    "create_table_select": Scenario(
+        ("CREATE TABLE {db}.copy SELECT id, v FROM {db}.t",), "{db}.copy", table="copy"),
 }
 
 
@@ -89,19 +93,19 @@ def _rows_before(source: SourcePair, db: str, other: str) -> None:
     source.primary.execute(f"INSERT INTO {other}.log (id, v) VALUES (1, 'a'), (2, 'b')")
 
 
-def _topic_rows(broker: Broker, db: str) -> dict[int, str | None]:
-    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.t")
+def _topic_rows(broker: Broker, db: str, table: str = "t") -> dict[int, str | None]:
+    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
     return {row["id"]: row["v"] for row in rebuilt.values()}
 
 
-def _source_rows(source: SourcePair, db: str) -> dict[int, str | None]:
-    return {int(i): v for i, v in source.primary.execute(f"SELECT id, v FROM {db}.t")}
+def _source_rows(source: SourcePair, db: str, table: str = "t") -> dict[int, str | None]:
+    return {int(i): v for i, v in source.primary.execute(f"SELECT id, v FROM {db}.{table}")}
 
 
-def _lost(source: SourcePair, broker: Broker, db: str) -> list[int]:
+def _lost(source: SourcePair, broker: Broker, db: str, table: str) -> list[int]:
     """The ids whose row in the topic differs from the table's (missing or stale)."""
-    topic = _topic_rows(broker, db)
-    return sorted(i for i, v in _source_rows(source, db).items()
+    topic = _topic_rows(broker, db, table)
+    return sorted(i for i, v in _source_rows(source, db, table).items()
                   if i != SENTINEL and topic.get(i, ...) != v)
 
 
@@ -133,9 +137,10 @@ def test_statement_logged_write_on_a_captured_table_stops(
         stopped = _stopped_or_streamed_past(proc, broker, db)
     finally:
         proc.ensure_stopped()
-    lost = _lost(source, broker, db)
-    assert lost, f"{name}: the scenario changed no row of {db}.t"
-    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.t wrong without a word"
+    lost = _lost(source, broker, db, scenario.table)
+    where = f"{db}.{scenario.table}"
+    assert lost, f"{name}: the scenario changed no row of {where}"
+    assert stopped, f"{name}: streamed past it, rows {lost} of {where} wrong without a word"
     assert proc.proc is not None and proc.proc.returncode == 1
     writes = scenario.writes.format(db=db, other=other)
     lines = [line for line in proc.log().splitlines() if "as a statement" in line]

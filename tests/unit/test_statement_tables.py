@@ -57,12 +57,16 @@ Table = tuple[str, str]
     ("-- a comment\n--\nDELETE FROM t -- x", "d", (("d", "t"),)),
     ("INSERT /*+ SET_VAR(sort_buffer_size = 16M) */ INTO s.t SELECT * FROM u", None,
      (("s", "t"),)),
+    ("CREATE TABLE shop.copy SELECT * FROM shop.orders", None, (("shop", "copy"),)),
+    ("CREATE OR REPLACE TABLE IF NOT EXISTS copy (x INT) IGNORE (SELECT 1)", "d",
+     (("d", "copy"),)),
+    ("create table `a``b` as table s", "d", (("d", "a`b"),)),
     (("LOAD DATA LOCAL INFILE '/tmp/into table x.y' IGNORE INTO TABLE `shop`.`orders` "
       "FIELDS TERMINATED BY '\\t'"), None, (("shop", "orders"),)),
 ])
 def test_the_tables_a_statement_writes(query: str, default_db: str | None,
                                        tables: tuple[Table, ...]) -> None:
-    assert is_dml(query)
+    assert is_dml(query) != query.upper().startswith("CREATE")  # DDL that writes rows
     assert written_tables(query, default_db) == tables
 
 
@@ -80,9 +84,11 @@ def test_the_tables_a_statement_writes(query: str, default_db: str | None,
     ("DO audit.f()", "shop"),
     ("CALL p()", "shop"),
     ("WITH c AS (SELECT 1) SELECT f() FROM c", "shop"),
+    ("CREATE TABLE copy SELECT 1", None),
+    ('CREATE TABLE "ansi quoted" SELECT 1', "d"),
 ])
 def test_a_write_whose_tables_cannot_be_named(query: str, default_db: str | None) -> None:
-    assert is_dml(query)
+    assert is_dml(query) != query.upper().startswith("CREATE")  # DDL that writes rows
     assert written_tables(query, default_db) is None
 
 
@@ -90,6 +96,13 @@ def test_a_write_whose_tables_cannot_be_named(query: str, default_db: str | None
     "BEGIN", "COMMIT", "XA END X'61',X'',1", "CREATE TABLE t (a INT)", "SAVEPOINT s",
     "ALTER TABLE t ADD COLUMN insert_x INT", "# Dummy event replacing event type 160",
     "/* INSERT INTO t */ ROLLBACK TO s", "",
+    # DDL, CREATE TABLE ... SELECT as the ROW format logs it among them (MariaDB, MySQL)
+    "CREATE TABLE `shop`.`copy2` (\n  `id` int(11) NOT NULL,\n  `v` int(11) DEFAULT NULL\n)",
+    "CREATE TABLE `shop`.`copy2` (\n  `id` int NOT NULL\n) START TRANSACTION",
+    "CREATE TABLE t LIKE s", "CREATE TABLE t (LIKE s)", "CREATE TEMPORARY TABLE t SELECT 1",
+    ("CREATE TABLE t (a INT COMMENT 'select', `select` INT) PARTITION BY LIST (a) "
+     "(PARTITION p VALUES IN (1))"), "CREATE TABLE (", "CREATE VIEW v AS SELECT 1",
+    'CREATE TABLE "ansi quoted" (a INT)',
 ])
 def test_what_writes_no_rows(query: str) -> None:
     assert not is_dml(query)
