@@ -61,7 +61,10 @@ _ROWS_OPS = {BINLOG.WRITE_ROWS_EVENT_V1: "c", BINLOG.UPDATE_ROWS_EVENT_V1: "u",
              BINLOG.UPDATE_ROWS_EVENT_V2: "u", BINLOG.DELETE_ROWS_EVENT_V2: "d"}
 _V2 = frozenset({BINLOG.WRITE_ROWS_EVENT_V2, BINLOG.UPDATE_ROWS_EVENT_V2,
                  BINLOG.DELETE_ROWS_EVENT_V2})
-_KNOWN_POST_HEADERS = {BINLOG.QUERY_EVENT: 13, BINLOG.TABLE_MAP_EVENT: 8,
+# LOAD DATA logged as a statement: a query event (its post-header 13 bytes longer).
+_QUERIES = frozenset({BINLOG.QUERY_EVENT, BINLOG.EXECUTE_LOAD_QUERY_EVENT})
+_KNOWN_POST_HEADERS = {BINLOG.QUERY_EVENT: 13, BINLOG.EXECUTE_LOAD_QUERY_EVENT: 26,
+                       BINLOG.TABLE_MAP_EVENT: 8,
                        **{kind: 10 if kind in _V2 else 8 for kind in _ROWS_OPS}}
 _FILTERS = ("only_tables", "ignored_tables", "only_schemas", "ignored_schemas",
             "freeze_schema")
@@ -153,7 +156,7 @@ def frames(stream: BinLogStreamReader,
             else:
                 stream.table_map[known[0]] = known[1]
             yield TABLE_MAP, known[0], known[2]
-        elif kind == BINLOG.QUERY_EVENT:
+        elif kind in _QUERIES:
             thread, _, schema_length, _, status_length = _QUERY.unpack_from(data, 20)
             at = 20 + headers.get(kind, 13) + status_length
             schema = data[at:at + schema_length].decode("utf-8", errors="replace")

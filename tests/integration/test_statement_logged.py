@@ -53,6 +53,10 @@ SCENARIOS = {
         ("DO {other}.f()",), "tables it does not name (default database none)"),
     "select_function_that_writes": Scenario(
         ("USE {other}", "SELECT f()"), "tables it does not name (default database {other})"),
+    # LOAD DATA logged as a statement: the binlog holds the file's bytes and the statement
+    # in events of their own (Begin_load_query, Execute_load_query), not query events.
+    "load_data": Scenario(
+        ("LOAD DATA INFILE '{rows_file}' INTO TABLE {db}.t (id, v)",), "{db}.t"),
     # The new table's rows come with the statement, none in the binlog.
     "create_table_select": Scenario(
         ("CREATE TABLE {db}.copy SELECT id, v FROM {db}.t",), "{db}.copy", table="copy"),
@@ -132,7 +136,10 @@ def test_statement_logged_write_on_a_captured_table_stops(
     try:
         proc.wait_log("binlog stream open")
         _rows_before(source, db, other)
-        _run(source, scenario.statements, scenario.binlog_format, db=db, other=other)
+        rows_file = tmp_path / "rows.tsv"  # LOAD DATA's: the server reads it
+        rows_file.write_text("3\tloaded\n4\tloaded\n")
+        _run(source, scenario.statements, scenario.binlog_format, db=db, other=other,
+             rows_file=str(rows_file))
         source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
         stopped = _stopped_or_streamed_past(proc, broker, db)
     finally:
