@@ -30,9 +30,9 @@ from signals.patterns import (
 
 KEY = "shop"
 REFUSED = "refused before compiling"
-# Generous for a parse of at most 256 characters (measured: under 1 ms); the bomb itself
-# took minutes and 23 GB.
-CHECK_BUDGET_S = 0.05
+# A parse of at most 256 characters takes under 1 ms; the bound leaves room for a loaded
+# test machine's pauses. The bomb itself took minutes and 23 GB.
+CHECK_BUDGET_S = 0.5
 
 ATOMS = ["a", "[a-z]", r"\w", ".", "(?:ab|c)", r"\d", "[^.]", r"\.", "(?i:x)", r"\p{L}"]
 GROUPS = ["(?:", "(", "(?>", "(?i:"]
@@ -86,7 +86,7 @@ def assert_refused_unseen(pattern: str, why: str = REFUSED) -> None:
         with pytest.raises(ValueError, match=why):
             compile_pattern(pattern)
         assert time.perf_counter() - started < CHECK_BUDGET_S
-    assert asked == []
+    assert pattern not in asked
 
 
 THE_ISSUES_BOMB = "(?:a{99999}){99999}"
