@@ -1,15 +1,13 @@
 """The HTTP server of `gtidmark run` (rest.port): a background thread, stdlib http.server.
 
 Optional basic auth (rest.basic.auth.user / .password) guards every path except the
-Kubernetes probes /health and /ready; a missing or wrong header gets 401. Request lines go
-to the DEBUG log; headers (the credentials) are never logged.
+Kubernetes probes /health and /ready; a missing or wrong header gets 401 before any body is
+read (connector/rest/gate.py). Request lines go to the DEBUG log; headers (the credentials)
+are never logged.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hmac
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,14 +19,11 @@ from confluent_kafka.admin import AdminClient
 from connector.config import ConfigError, ConnectorConfig
 from connector.rest import connect
 from connector.rest.control import EngineControl
+from connector.rest.gate import Refusal, admit
 from connector.rest.routes import Response, RestApp
 from signals.send import send_signal
 
 log = logging.getLogger("gtidmark.rest")
-
-OPEN_PATHS = ("/health", "/ready")
-MAX_BODY = 1 << 20
-UNAUTHORIZED = "User cannot access the resource."  # Kafka Connect's JaasBasicAuthFilter
 
 
 class _ClusterId:
@@ -46,19 +41,6 @@ class _ClusterId:
             except Exception as exc:  # noqa: BLE001 - GET / still answers, without it
                 log.debug("kafka cluster id unknown: %s", exc)
         return self._value
-
-
-def credentials_match(header: str | None, user: str, password: str) -> bool:
-    """True if `header` is `Basic base64(user:password)`; constant-time on the secret."""
-    if not header or not header.startswith("Basic "):
-        return False
-    try:
-        given = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return False
-    name, sep, secret = given.partition(":")
-    return bool(sep) and hmac.compare_digest(name.encode(), user.encode()) and \
-        hmac.compare_digest(secret.encode(), password.encode())
 
 
 class _Server(ThreadingHTTPServer):
@@ -105,33 +87,36 @@ class RestServer:
             server_version = "gtidmark"
             protocol_version = "HTTP/1.1"
 
+            def handle_expect_100(self) -> bool:
+                """`Expect: 100-continue`: a refusal instead of the go-ahead (RFC 9110)."""
+                verdict = admit(urlsplit(self.path).path, self.headers, config)
+                if isinstance(verdict, Refusal):
+                    self._send(verdict.response, close=verdict.close)
+                    return False
+                return super().handle_expect_100()
+
             def _serve(self) -> None:
                 try:
                     self._serve_checked()
+                except OSError:
+                    raise  # the connection broke or timed out: nothing can be answered
                 except Exception as exc:  # noqa: BLE001 - one JSON error, never a trace
                     log.warning("REST %s: %s", self.command, " ".join(str(exc).split()))
-                    self._send(Response(400, connect.error(400, "bad request")))
-                    self.close_connection = True
+                    self._send(Response(400, connect.error(400, "bad request")), close=True)
 
             def _serve_checked(self) -> None:
                 url = urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY:
-                    self._send(Response(413, connect.error(413, "request body too large")))
-                    self.close_connection = True
+                verdict = admit(url.path, self.headers, config)
+                if isinstance(verdict, Refusal):
+                    self._send(verdict.response, close=verdict.close)
                     return
-                body = self.rfile.read(length) if length > 0 else b""
-                if config.rest_auth_user is not None and url.path not in OPEN_PATHS and \
-                        not credentials_match(self.headers.get("Authorization"),
-                                              config.rest_auth_user,
-                                              config.rest_auth_password or ""):
-                    self._send(Response(401, connect.error(401, UNAUTHORIZED),
-                                        headers={"WWW-Authenticate":
-                                                 'Basic realm="gtidmark"'}))
+                body = self.rfile.read(verdict) if verdict > 0 else b""
+                if len(body) < verdict:
+                    self.close_connection = True  # the client went away mid-body
                     return
                 self._send(app.handle(self.command, url.path, parse_qs(url.query), body))
 
-            def _send(self, response: Response) -> None:
+            def _send(self, response: Response, *, close: bool = False) -> None:
                 payload = response.payload()
                 self.send_response(response.status)
                 if payload or response.status not in (202, 204):
@@ -139,6 +124,8 @@ class RestServer:
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in response.headers.items():
                     self.send_header(key, value)
+                if close:
+                    self.send_header("Connection", "close")  # sets close_connection too
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(payload)

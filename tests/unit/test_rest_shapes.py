@@ -16,9 +16,9 @@ from connector.config import parse_config
 from connector.offsets_value import ConnectorOffsets
 from connector.rest.connect import connector_config, offsets, state_info
 from connector.rest.control import EngineView, SnapshotView
+from connector.rest.gate import credentials_match
 from connector.rest.metrics import registry
 from connector.rest.offsets_body import EMPTY, BadBody, BadOffsets, parse_alter_offsets
-from connector.rest.server import credentials_match
 
 CONFIG = parse_config({"name": "shop-connector", "config": {
     "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
