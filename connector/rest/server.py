@@ -2,22 +2,25 @@
 
 Optional basic auth (rest.basic.auth.user / .password) guards every path except the
 Kubernetes probes /health and /ready; a missing or wrong header gets 401 before any body is
-read (connector/rest/gate.py). Request lines go to the DEBUG log; headers (the credentials)
-are never logged.
+read (connector/rest/gate.py). Connections are capped and a request must arrive in time
+(connector/rest/connections.py). Request lines go to the DEBUG log; headers (the
+credentials) are never logged.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from confluent_kafka.admin import AdminClient
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.rest import connect
+from connector.rest import connect, connections
+from connector.rest.connections import CappedServer, DeadlineReader
 from connector.rest.control import EngineControl
 from connector.rest.gate import Refusal, admit
 from connector.rest.routes import Response, RestApp
@@ -43,14 +46,6 @@ class _ClusterId:
         return self._value
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A broken connection is one DEBUG line, not socketserver's traceback on stderr."""
-        log.debug("REST connection from %s ended abruptly", client_address)
-
-
 class RestServer:
     def __init__(self, config: ConnectorConfig, control: EngineControl) -> None:
         self.config = config
@@ -58,7 +53,7 @@ class RestServer:
                           if k.startswith(("bootstrap.", "security.", "ssl.", "sasl."))}
         self.app = RestApp(config, control, send_signal, _ClusterId(admin_settings))
         try:
-            self._httpd = _Server((config.rest_host, config.rest_port), self._handler())
+            self._httpd = CappedServer((config.rest_host, config.rest_port), self._handler())
         except OSError as exc:
             raise ConfigError(f"rest.port: cannot listen on {config.rest_host}:"
                               f"{config.rest_port} ({exc.strerror or exc})") from None
@@ -86,6 +81,17 @@ class RestServer:
         class Handler(BaseHTTPRequestHandler):
             server_version = "gtidmark"
             protocol_version = "HTTP/1.1"
+            _reader: DeadlineReader
+
+            def setup(self) -> None:
+                super().setup()
+                self.rfile.close()  # socket.makefile's reader, replaced by one with a deadline
+                self._reader = DeadlineReader(self.connection)
+                self.rfile = io.BufferedReader(self._reader)
+
+            def handle_one_request(self) -> None:
+                self._reader.restart()
+                super().handle_one_request()
 
             def handle_expect_100(self) -> bool:
                 """`Expect: 100-continue`: a refusal instead of the go-ahead (RFC 9110)."""
@@ -118,6 +124,7 @@ class RestServer:
 
             def _send(self, response: Response, *, close: bool = False) -> None:
                 payload = response.payload()
+                self.connection.settimeout(connections.SEND_TIMEOUT_S)
                 self.send_response(response.status)
                 if payload or response.status not in (202, 204):
                     self.send_header("Content-Type", response.content_type)

@@ -9,12 +9,18 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import logging
+import select
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
+
 from connector.config import parse_config
+from connector.rest import connections
 from connector.rest.control import EngineControl
 from connector.rest.server import RestServer
 
@@ -123,3 +129,67 @@ def test_keep_alive_carries_requests_with_bodies() -> None:
             assert listed.status == 200 and json.loads(listed.read()) == [NAME]
         finally:
             conn.close()
+
+
+def opened(server: RestServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=10)
+
+
+def answered(server: RestServer) -> tuple[bytes, Any]:
+    """GET /connectors on a new connection, read to the server's close."""
+    with opened(server) as sock:
+        sock.sendall(b"GET /connectors HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        reply = read_response(sock)
+        assert closed_by_server(sock)
+        return reply
+
+
+def test_idle_connections_are_capped_and_closed_in_time(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Idle sockets below the cap leave room for real requests; at the cap new connections
+    get a 503 (one log line for the burst); the idle ones are closed once the read timeout
+    has passed, and the slots they held serve again."""
+    monkeypatch.setattr(connections, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(connections, "READ_TIMEOUT_S", 2.0)
+    with serving() as server:
+        started = time.monotonic()
+        idle = [opened(server) for _ in range(3)]
+        head, body = answered(server)
+        assert head.startswith(b"HTTP/1.1 200") and body == [NAME]
+        idle.append(opened(server))  # the fourth: at the cap
+        with caplog.at_level(logging.WARNING, logger="gtidmark.rest"):
+            for _ in range(5):
+                head, body = answered(server)  # before the fix: 200s
+                assert head.startswith(b"HTTP/1.1 503"), head
+                assert body["error_code"] == 503
+        burst = [r for r in caplog.records if "connections open" in r.getMessage()]
+        assert len(burst) == 1, [r.getMessage() for r in caplog.records]
+        for sock in idle:
+            assert closed_by_server(sock)  # before the fix: still open when recv timed out
+            sock.close()
+        waited = time.monotonic() - started
+        assert connections.READ_TIMEOUT_S - 0.2 <= waited < connections.READ_TIMEOUT_S + 3
+        head, body = answered(server)
+        assert head.startswith(b"HTTP/1.1 200") and body == [NAME]
+
+
+def test_a_trickled_request_head_is_cut_at_the_read_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client sending a header line every 0.2 s never completes its head; the timeout is
+    for the whole head, not per read, so the connection is closed all the same."""
+    monkeypatch.setattr(connections, "READ_TIMEOUT_S", 1.5)
+    with serving() as server, opened(server) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /connectors HTTP/1.1\r\nHost: x\r\n")
+        closed = False
+        while not closed and time.monotonic() - started < connections.READ_TIMEOUT_S + 5:
+            try:
+                sock.sendall(b"X-Pad: 1\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            readable, _, _ = select.select([sock], [], [], 0.2)  # paces the trickle too
+            closed = bool(readable) and closed_by_server(sock)
+        waited = time.monotonic() - started
+        assert closed, "the trickling client was never cut off"
+        assert waited < connections.READ_TIMEOUT_S + 1.5
