@@ -49,8 +49,9 @@ from connector.binlog.framing import (
     frames,
 )
 from connector.binlog.queue import ChangeQueue
+from connector.binlog.rowimages import missing_columns
 from connector.binlog.statements import is_dml, statement_gap
-from connector.binlog.transactions import Op, RowsChange, Transaction
+from connector.binlog.transactions import Gap, Op, RowsChange, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
 from connector.flavours import Flavour
@@ -192,6 +193,9 @@ class BinlogReader(threading.Thread):
                 table = schemas.get(table_id)
                 if table is None:
                     continue
+                if rows is None and (missing := missing_columns(event, op == "u")):
+                    _image_gap(tx, table, missing)  # its rows would stream columns as NULL
+                    continue
                 change = _rows_change(table, op, rows, pos, event)
                 if skip_rows:
                     dropped = min(skip_rows, len(change.rows))
@@ -291,6 +295,18 @@ class BinlogReader(threading.Thread):
         tx.changes, tx.piece = [], tx.piece + 1
 
 
+def _image_gap(tx: Transaction, table: TableSchema, missing: tuple[int, ...]) -> None:
+    """A rows event whose images leave columns out: a gap (one per table and transaction)."""
+    tables = ((table.db, table.table),)
+    if any(gap.tables == tables and gap.setting == _FULL_IMAGES for gap in tx.gaps):
+        return
+    names = ", ".join(table.columns[i].name for i in missing if i < len(table.columns))
+    tx.gaps += (Gap(tables, tx.db, f"with row images that leave out {names} "
+                    "(binlog_row_image MINIMAL or NOBLOB), which would stream them as NULL",
+                    _FULL_IMAGES),)
+
+
+_FULL_IMAGES = "binlog_row_image=FULL"
 _schema_cache: dict[tuple[Any, ...], TableSchema] = {}
 
 

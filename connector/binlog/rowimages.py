@@ -229,6 +229,20 @@ def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list
     return _decode(image, data, pos, end, update)
 
 
+def missing_columns(event: Any, update: bool) -> tuple[int, ...]:
+    """The columns the library's rows event leaves out of an image (binlog_row_image MINIMAL
+    or NOBLOB, MariaDB's FULL_NODUP after-images), which the library decodes as NULL; ()
+    when its images are whole. Per event, not per row: the columns-present bitmaps compared
+    with the full ones of the column count (body_rows takes whole images only)."""
+    full = _full_bitmaps_of(event.number_of_columns)
+    present = event.columns_present_bitmap
+    if present in full and (not update or event.columns_present_bitmap2 in full):
+        return ()
+    bitmaps = (present, event.columns_present_bitmap2) if update else (present,)
+    return tuple(i for i in range(event.number_of_columns)
+                 if not all(bitmap[i // 8] >> i % 8 & 1 for bitmap in bitmaps))
+
+
 _full_bitmaps: dict[int, tuple[bytes, bytes]] = {}
 
 

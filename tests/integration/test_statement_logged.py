@@ -1,15 +1,17 @@
-"""Writes the binlog holds without row images stop the connector with one line.
+"""Writes the binlog holds without whole row images stop the connector with one line.
 
-The global binlog_format is ROW (checked at start), but a session on the server the connector
-reads may still log its writes as statements (`SET SESSION binlog_format`, MySQL too, for a
-user allowed to set it). These tests read each flavour's primary directly: a ROW replica
-re-logs replicated statements as rows, so only the server a session writes on holds them.
-Each scenario is one way such a write reached a captured table; before the stop was there,
-its rows were missing from the topic without a word.
+The global binlog_format is ROW and binlog_row_image FULL (checked at start), but a session
+on the server the connector reads may still log its writes as statements or with partial
+images (`SET SESSION binlog_format` / `binlog_row_image`, MySQL too, for a user allowed to
+set them; or a later SET GLOBAL). These tests read each flavour's primary directly: a ROW
+replica re-logs replicated statements as rows, so only the server a session writes on holds
+them. Each scenario is one way such a write reached a captured table; before the stop was
+there, its rows were missing or wrong (NULLs) in the topic without a word.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,29 +99,41 @@ def _rows_before(source: SourcePair, db: str, other: str) -> None:
     source.primary.execute(f"INSERT INTO {other}.log (id, v) VALUES (1, 'a'), (2, 'b')")
 
 
-def _topic_rows(broker: Broker, db: str, table: str = "t") -> dict[int, str | None]:
+Row = dict[str, object]
+
+
+def _topic_rows(broker: Broker, db: str, table: str = "t") -> dict[int, Row]:
     rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.{table}")
-    return {row["id"]: row["v"] for row in rebuilt.values()}
+    return {int(row["id"]): row for row in rebuilt.values()}
 
 
-def _source_rows(source: SourcePair, db: str, table: str = "t") -> dict[int, str | None]:
-    return {int(i): v for i, v in source.primary.execute(f"SELECT id, v FROM {db}.{table}")}
+def _source_rows(source: SourcePair, db: str, table: str = "t") -> dict[int, Row]:
+    conn = source.primary.root()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT * FROM {db}.{table}")
+            names = [d[0] for d in cur.description]
+            return {int(row[0]): dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    finally:
+        conn.close()
 
 
 def _lost(source: SourcePair, broker: Broker, db: str, table: str) -> list[int]:
-    """The ids whose row in the topic differs from the table's (missing or stale)."""
+    """The ids whose row in the topic differs from the table's (missing, stale, NULLs)."""
     topic = _topic_rows(broker, db, table)
-    return sorted(i for i, v in _source_rows(source, db, table).items()
-                  if i != SENTINEL and topic.get(i, ...) != v)
+    return sorted(i for i, row in _source_rows(source, db, table).items()
+                  if i != SENTINEL and topic.get(i) != row)
 
 
-def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str) -> bool:
+def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str,
+                              table: str = "t") -> bool:
     """Wait until the connector exits, or streams the sentinel row written after the
     scenario (then it went past the scenario's transaction): True if it exited."""
     assert proc.proc is not None
     running = proc.proc
     outcome = wait_for(lambda: ("exited" if running.poll() is not None else
-                                "streamed" if SENTINEL in _topic_rows(broker, db) else None),
+                                "streamed" if SENTINEL in _topic_rows(broker, db, table)
+                                else None),
                        90, "the connector to stop or stream past the scenario", 0.5)
     return bool(outcome == "exited")
 
@@ -160,7 +174,8 @@ def test_statement_logged_write_on_a_captured_table_stops(
 def test_statement_logged_writes_on_tables_not_captured_pass(
         source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
     """Only writes on captured tables stop it: statement-logged writes of other tables alone
-    (several statements of a transaction, a JOIN that reads a captured table) stream on."""
+    (several statements of a transaction, a JOIN that reads a captured table) and their
+    MINIMAL row images stream on."""
     db, other = unique_name, f"{unique_name}_x"
     _prepare(source, db, other)
     proc = ConnectorProcess(_primary_document(source, broker, db), tmp_path)
@@ -170,11 +185,94 @@ def test_statement_logged_writes_on_tables_not_captured_pass(
         _rows_before(source, db, other)
         _run(source, ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('a')",
                       "UPDATE {other}.log SET v = 'b'", "COMMIT",
-                      "UPDATE {db}.t o JOIN {other}.log a ON a.id = o.id SET a.v = o.v"),
+                      "UPDATE {db}.t o JOIN {other}.log a ON a.id = o.id SET a.v = o.v",
+                      "SET SESSION binlog_format = 'ROW'",
+                      "SET SESSION binlog_row_image = 'MINIMAL'",
+                      "UPDATE {other}.log SET v = 'minimal' WHERE id = 1"),
              "STATEMENT", db=db, other=other)
         source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
         assert not _stopped_or_streamed_past(proc, broker, db), proc.log()[-3000:]
     finally:
         proc.ensure_stopped()
     assert _topic_rows(broker, db) == _source_rows(source, db)
-    assert "as a statement" not in proc.log()
+    assert "as a statement" not in proc.log() and "row images" not in proc.log()
+
+
+# -- partial row images ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ImageScenario:
+    statements: tuple[str, ...]  # on one session of the primary (binlog_format ROW)
+    left_out: str  # the columns the stop line names
+    global_image: str | None = None  # SET GLOBAL binlog_row_image before the session opens
+
+
+IMAGE_SCENARIOS = {
+    # A session switches to MINIMAL mid-stream: the update's images hold id and v only.
+    "session_minimal_update": ImageScenario(
+        ("SET SESSION binlog_row_image = 'MINIMAL'",
+         "UPDATE {db}.w SET v = 'changed' WHERE id = 1"), "id, v, note, body"),
+    # MINIMAL inserts hold the columns given: note's DEFAULT would go out as NULL (a NOT NULL
+    # column takes its declared DEFAULT; a nullable one cannot be told from NULL).
+    "session_minimal_insert": ImageScenario(
+        ("SET SESSION binlog_row_image = 'MINIMAL'", "INSERT INTO {db}.w (id, v) VALUES (3, 'x')"),
+        "note, body"),
+    # NOBLOB leaves out a TEXT/BLOB column the update does not change.
+    "session_noblob_update": ImageScenario(
+        ("SET SESSION binlog_row_image = 'NOBLOB'",
+         "UPDATE {db}.w SET v = 'changed' WHERE id = 1"), "body"),
+    # A SET GLOBAL after the start check: sessions opened after it log MINIMAL images.
+    "global_minimal_update": ImageScenario(
+        ("UPDATE {db}.w SET v = 'changed' WHERE id = 1",), "id, v, note, body",
+        global_image="MINIMAL"),
+}
+
+
+@pytest.mark.parametrize("name", list(IMAGE_SCENARIOS))
+def test_partial_row_images_of_a_captured_table_stop(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path,
+        name: str) -> None:
+    scenario = IMAGE_SCENARIOS[name]
+    db, other = unique_name, f"{unique_name}_x"
+    _prepare(source, db, other)
+    source.primary.execute(f"CREATE TABLE {db}.w (id INT PRIMARY KEY, v VARCHAR(30), "
+                           "note VARCHAR(30) DEFAULT 'default', body TEXT)")
+    doc = _primary_document(source, broker, db)
+    proc = ConnectorProcess(doc, tmp_path)
+    proc.start()
+    try:
+        proc.wait_log("binlog stream open")
+        source.primary.execute(f"INSERT INTO {db}.w VALUES (1, 'a', 'n1', 'body 1'), "
+                               "(2, 'b', 'n2', 'body 2')")
+        if scenario.global_image:
+            source.primary.execute(f"SET GLOBAL binlog_row_image = '{scenario.global_image}'")
+        try:
+            _run(source, scenario.statements, "ROW", db=db)
+        finally:
+            source.primary.execute("SET GLOBAL binlog_row_image = 'FULL'")
+        source.primary.execute(f"INSERT INTO {db}.w VALUES ({SENTINEL}, 'after', 'n', 'b')")
+        stopped = _stopped_or_streamed_past(proc, broker, db, "w")
+    finally:
+        proc.ensure_stopped()
+    lost = _lost(source, broker, db, "w")
+    assert lost, f"{name}: the scenario changed no row of {db}.w"
+    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.w wrong without a word"
+    assert proc.proc is not None and proc.proc.returncode == 1
+    lines = [line for line in proc.log().splitlines() if "row images that leave out" in line]
+    assert len(lines) == 1, proc.log()[-3000:]
+    assert re.search(rf"stopping: transaction GTID \S+ writes {db}\.w with row images that "
+                     rf"leave out {scenario.left_out} \(binlog_row_image MINIMAL or NOBLOB\)",
+                     lines[0]), lines[0]
+    assert "set binlog_row_image=FULL" in lines[0]
+    # warn: that rows event is skipped with the line, the stream goes on, and no row goes
+    # out with NULLs for the columns its images left out.
+    doc["config"]["event.processing.failure.handling.mode"] = "warn"
+    proc.config_path.write_text(json.dumps(doc))
+    proc.start()
+    try:
+        wait_for(lambda: SENTINEL in _topic_rows(broker, db, "w"), 90, "the sentinel row", 0.5)
+    finally:
+        proc.ensure_stopped()
+    assert "skipped: transaction GTID" in proc.log()[proc.log_offset:]
+    assert all(row["note"] is not None and row["body"] is not None
+               for row in _topic_rows(broker, db, "w").values())
