@@ -4,6 +4,8 @@ Connect binds the body with Jackson before anything else: a body that is not JSO
 not have the `ConnectorOffsets` shape is a 500 with Jackson's message; an empty list is a
 400. The offset itself is this connector's business: one source partition
 `{"server": <topic.prefix>}`, and a value with a `gtids` position (or null, forgetting it).
+Its `snapshot` state may hold no more than signals could have put there: captured tables,
+execute-snapshot's filters and keys, set-throttle's bounds, the same size.
 """
 
 from __future__ import annotations
@@ -12,11 +14,19 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from connector.config import ConnectorConfig
+from connector.filters import TableFilter
 from connector.flavours import position_of_either
 from connector.offsets_value import ConnectorOffsets
+from connector.snapshot.requests import MAX_STATE_BYTES
+from connector.snapshot.state import SnapshotState
+from signals.models import SetThrottle, SignalRejected, signal_from_value
 
 EMPTY = "Partitions / offsets need to be provided for an alter offsets request"
+# The snapshot state's throttle fields and set-throttle's names for them.
+_THROTTLE = {"chunk_size": "chunk-size", "chunk_delay_ms": "chunk-delay-ms"}
 
 
 class BadBody(Exception):
@@ -53,9 +63,52 @@ class AlterOffsets:
                 raise BadOffsets(f"offset.{name}: a whole number >= 0, not "
                                  f"{json.dumps(number)[:40]}")
         try:
-            ConnectorOffsets.from_json(self.value)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            offsets = ConnectorOffsets.from_json(self.value)
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError,
+                RecursionError) as exc:  # int(Infinity), a nesting too deep for json
             raise BadOffsets(f"offset: not an offsets value of this connector ({exc})") from None
+        if offsets.snapshot is not None:
+            _check_snapshot(self.value["snapshot"], offsets.snapshot, config)
+
+
+def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> None:
+    """What signals would refuse is refused here: a REST user gets no more than a signal."""
+    data = json.loads(raw) if isinstance(raw, str) else raw
+    throttle = {alias: data[key] for key, alias in _THROTTLE.items() if data.get(key) is not None}
+    if throttle:
+        try:
+            SetThrottle.model_validate(throttle)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            alias = str(error["loc"][0]) if error["loc"] else "chunk-size"
+            key = next(k for k, a in _THROTTLE.items() if a == alias)
+            raise BadOffsets(f"offset.snapshot: {key} {json.dumps(throttle.get(alias))[:40]}: "
+                             f"{error['msg']} (as set-throttle's {alias})") from None
+    captured = TableFilter(config)
+    seen: set[str] = set()
+    for table in state.tables:
+        name = table.table
+        db, dot, rest = name.partition(".") if isinstance(name, str) else ("", "", "")
+        if not dot or not captured.captured(db, rest):
+            raise BadOffsets(f"offset.snapshot: table {json.dumps(name)[:200]} is not captured "
+                             "by this connector (its include/exclude lists)")
+        if name in seen:
+            raise BadOffsets(f"offset.snapshot: table {name} is listed twice")
+        seen.add(name)
+        request: dict[str, Any] = {"data-collections": [name]}
+        if table.condition is not None:
+            request["additional-conditions"] = [{"data-collection": name,
+                                                 "filter": table.condition}]
+        if table.surrogate_key is not None:
+            request["surrogate-key"] = table.surrogate_key
+        try:
+            signal_from_value({"type": "execute-snapshot", "data": request})
+        except SignalRejected as exc:
+            raise BadOffsets(f"offset.snapshot: table {name}: refused as a signal would be: "
+                             f"{exc.reason}") from None
+    if state.json_size() > MAX_STATE_BYTES:
+        raise BadOffsets(f"offset.snapshot: more than {MAX_STATE_BYTES} bytes, as a signal's "
+                         "snapshot queue may not be")
 
 
 # The offsets value's integers (connector/offsets_value.py).

@@ -1,0 +1,58 @@
+"""What a REST user may ask of a running `gtidmark run`: no more than a signal could, and
+nothing of an instance that does not lead."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.test_rest import (
+    assert_connect_error,
+    offsets_records,
+    ready_connector,
+    wait_events,
+)
+from tests.integration.test_streaming import committed_offsets
+from tests.services import Broker, MariaDbPair
+
+
+def test_patched_snapshot_state_takes_only_what_a_signal_could(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """A stopped connector's offsets PATCHed with a snapshot of `mysql.global_priv`, or a
+    chunk_size of 1e9, are refused with a 400 naming it and nothing is written; a snapshot
+    state of a captured table is taken and, on resume, snapshotted."""
+    db = unique_name
+    with ready_connector(mariadb, broker, db, tmp_path, rows=40) as (conn, client, doc):
+        name = doc["name"]
+        offsets = f"/connectors/{name}/offsets"
+        assert client.call("PUT", f"/connectors/{name}/stop").status == 204
+        stored = committed_offsets(broker, doc)
+        assert stored is not None
+        written_before = len(offsets_records(broker, doc))
+
+        def patched(snapshot: str) -> object:
+            value = {**stored, "snapshot": snapshot}
+            return client.call("PATCH", offsets, {"offsets": [{"partition": {"server": db},
+                                                               "offset": value}]})
+
+        system = json.dumps({"id": "x", "paused": False, "tables": [
+            {"table": f"{db}.t"}, {"table": "mysql.global_priv"}]})
+        assert_connect_error(patched(system), 400,
+                             "offset.snapshot: table \"mysql.global_priv\" is not captured by "
+                             "this connector (its include/exclude lists)")
+        huge_chunks = system.replace('"paused": false', '"paused": false, "chunk_size": 1e9') \
+            .replace(', {"table": "mysql.global_priv"}', "")
+        assert "1e9" in huge_chunks and "global_priv" not in huge_chunks
+        refused = patched(huge_chunks)
+        assert_connect_error(refused, 400)
+        assert refused.body["message"].startswith("offset.snapshot: chunk_size 1000000000.0")
+        assert len(offsets_records(broker, doc)) == written_before  # nothing written
+
+        captured = json.dumps({"id": "rest-patch", "paused": False, "chunk_size": 16,
+                               "tables": [{"table": f"{db}.t"}]})
+        assert patched(captured).status == 200
+        assert client.call("PUT", f"/connectors/{name}/resume").status == 202
+        conn.wait_log(f"snapshot of {db}.t complete")
+        reads = [e for e in wait_events(broker, db, 40) if e["op"] == "r"]
+        assert sorted(e["after"]["id"] for e in reads) == list(range(1, 41))
+        assert conn.stop() == 0
