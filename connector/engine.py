@@ -39,6 +39,7 @@ from connector.rest.control import (
     SnapshotView,
     stop_first,
 )
+from connector.signal_progress import act_on_signals
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
@@ -147,6 +148,7 @@ class Engine:
             gtids=self.xa_hold or str(self.position), file=self.file, pos=self.pos,
             server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
+            signal_in_progress=self.signals.unfinished,
             epoch=self.epoch, writer=self.instance)
 
     def _start_position(self, stored: ConnectorOffsets | None) -> Position:
@@ -278,7 +280,8 @@ class Engine:
         self.instance = Instance.here()
         if self.lease is not None:
             log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
-        self.signals.open(None if stored is None else stored.signal_offset)
+        self.signals.open(None if stored is None else stored.signal_offset,
+                          unfinished=None if stored is None else stored.signal_in_progress)
         self.admin.ensure(self.dispatcher.internal_topics())
         self.position = self._start_position(stored)
         if stored is not None and stored.snapshot:
@@ -325,8 +328,7 @@ class Engine:
                 self.behind_source_ms = max(0, int(time.time() * 1000) - self.ts_sec * 1000)
             now = time.monotonic()
             if now >= next_signals:
-                for received in self.signals.poll(0):
-                    self.snapshots.on_signal(received)
+                act_on_signals(self.signals, self.offsets, self.snapshots.on_signal)
                 next_signals = now + SIGNAL_INTERVAL
             caught_up = not batch and len(self.queue) == 0
             self.snapshots.step(self.position, caught_up)

@@ -3,7 +3,8 @@
 The connector keeps `next_offset` in its own offsets (not in consumer-group commits), so a
 signal is acted on exactly once across restarts. On a first start (no stored offset) the
 channel starts at the topic's current end: signals sent before the connector ever ran are
-not replayed (pass `from_beginning=True` to read them).
+not replayed (pass `from_beginning=True` to read them). A signal the last run was acting on
+when it ended (`unfinished`, see connector/signal_progress.py) is skipped in one line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from connector.config import ConfigError, ConnectorConfig
-from signals.models import Signal, SignalRejected, parse_signal
+from signals.models import Signal, SignalRejected, parse_signal, signal_key
 
 log = logging.getLogger(__name__)
 KAFKA_LOG = logging.getLogger("signals.kafka")  # librdkafka's own lines, via Python logging
@@ -32,6 +33,15 @@ _SHARED_PREFIXES = ("bootstrap.servers", "security.", "ssl.", "sasl.", "client."
 
 class SignalChannelError(RuntimeError):
     """The signal topic could not be reached or read; one line for the operator."""
+
+
+@dataclass(frozen=True)
+class SignalRecord:
+    """One record of the signal topic, not read yet: reading it is acting on it."""
+
+    offset: int
+    key: bytes | None
+    value: bytes | None
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,7 @@ class SignalChannel:
         self._group = f"{config.name}-signals"
         self._consumer: Consumer | None = None
         self._next_offset = 0
+        self._unfinished: int | None = None
         self._pending: list[Message] = []
 
     @property
@@ -124,9 +135,18 @@ class SignalChannel:
         """The offset after the last record returned by `poll` (or the start position)."""
         return self._next_offset
 
-    def open(self, next_offset: int | None, *, from_beginning: bool = False,
-             timeout: float = OPEN_TIMEOUT_S) -> None:
-        """Check/create the topic and start reading at `next_offset` (None: first start)."""
+    @property
+    def unfinished(self) -> int | None:
+        """The offset of the signal the last run did not finish acting on, until it is passed
+        (the offsets keep it till then: it is skipped, not retried)."""
+        if self._unfinished is None or self._next_offset > self._unfinished:
+            return None
+        return self._unfinished
+
+    def open(self, next_offset: int | None, *, unfinished: int | None = None,
+             from_beginning: bool = False, timeout: float = OPEN_TIMEOUT_S) -> None:
+        """Check/create the topic and start reading at `next_offset` (None: first start);
+        the record at `unfinished` is skipped."""
         ensure_signal_topic(self._settings, self.topic, timeout)
         consumer = Consumer({
             **self._settings,
@@ -159,6 +179,8 @@ class SignalChannel:
                             self.topic, next_offset, end)
                 self._next_offset = 0
                 consumer.assign([TopicPartition(self.topic, PARTITION, 0)])
+        self._unfinished = unfinished if next_offset is not None and next_offset == \
+            self._next_offset else None  # a position moved by a recreated topic drops it
         log.info("signal channel %s: reading from offset %d", self.topic, self._next_offset)
 
     def _watermark(self, consumer: Consumer, timeout: float) -> int:
@@ -194,9 +216,14 @@ class SignalChannel:
                                  f"{timeout:.0f}s")
 
     def poll(self, timeout: float = 0.0) -> list[ReceivedSignal]:
-        """Records that arrived since the last call, in order; waits at most `timeout` s."""
+        """Signals that arrived since the last call, read, in order; waits at most `timeout` s."""
+        return [self.read(record) for record in self.fetch(timeout)]
+
+    def fetch(self, timeout: float = 0.0) -> list[SignalRecord]:
+        """Records that arrived since the last call, in order, not read; waits at most
+        `timeout` s. `next_offset` moves past them: read each before the next checkpoint."""
         consumer = self._require_open()
-        received: list[ReceivedSignal] = []
+        received: list[SignalRecord] = []
         batch, self._pending = self._pending, []
         if not batch or len(batch) < MAX_BATCH:
             batch += consumer.consume(num_messages=MAX_BATCH, timeout=0.0 if batch else timeout)
@@ -208,15 +235,26 @@ class SignalChannel:
             offset = _offset(msg)
             if msg.partition() != PARTITION or offset < self._next_offset:
                 continue  # already returned (duplicate delivery after a reset)
-            received.append(self._decode(offset, msg))
+            received.append(SignalRecord(offset, msg.key(), msg.value()))
             self._next_offset = offset + 1
         return received
 
-    def _decode(self, offset: int, msg: Message) -> ReceivedSignal:
-        key: Any = msg.key()
-        value: Any = msg.value()
+    def acts_on(self, record: SignalRecord) -> bool:
+        """Reading `record` may act on a signal: it carries this connector's key and is not
+        the unfinished one (those are skipped unread, in one line)."""
+        return record.offset != self._unfinished and \
+            signal_key(record.key) == self.expected_key
+
+    def read(self, record: SignalRecord) -> ReceivedSignal:
+        """The record as a signal, or None and the reason, logged in one line."""
+        offset = record.offset
+        if offset == self._unfinished:
+            reason = ("the last run ended while acting on it (killed or crashed?); it is "
+                      "not acted on again")
+            log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, reason)
+            return ReceivedSignal(offset, None, reason)
         try:
-            signal = parse_signal(key, value, self.expected_key)
+            signal = parse_signal(record.key, record.value, self.expected_key)
         except SignalRejected as exc:
             log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, exc.reason)
             return ReceivedSignal(offset, None, exc.reason)

@@ -224,7 +224,8 @@ SIGNAL_TYPES: dict[str, type[_SignalBase]] = {
 _DATA_OPTIONAL = {"stop-snapshot", "pause-snapshot", "resume-snapshot"}
 
 
-def _decode_key(key: bytes | None) -> str | None:
+def signal_key(key: bytes | None) -> str | None:
+    """A record's key as text (a JSON-serialized string key unwrapped)."""
     if key is None:
         return None
     text = key.decode("utf-8", errors="replace")
@@ -239,7 +240,7 @@ def _decode_key(key: bytes | None) -> str | None:
 
 def parse_signal(key: bytes | None, value: bytes | None, expected_key: str) -> Signal:
     """Validate one signal record; raise `SignalRejected` naming the first problem."""
-    got_key = _decode_key(key)
+    got_key = signal_key(key)
     if got_key is None:
         raise SignalRejected(f"missing key (expected {expected_key!r}, the topic.prefix)")
     if got_key != expected_key:

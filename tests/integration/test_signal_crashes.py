@@ -1,22 +1,26 @@
 """Signals that used to crash-loop the connector (#22), against the real replica and broker: a
-compile-time regex bomb is refused in one line (topic and REST) while streaming goes on."""
+compile-time regex bomb is refused in one line (topic and REST) while streaming goes on, and
+a signal whose handling was SIGKILLed is skipped on the next start in one line."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.connector_tools import ConnectorProcess
+from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_signal_attacks import consumed, make_tables, outcome_lines
 from tests.integration.test_signal_fuzz import peak_rss_kib
 from tests.integration.test_snapshot import proc_doc, start
-from tests.integration.test_streaming import wait_caught_up
+from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_tools import produce
 from tests.rest_tools import RestClient
 from tests.services import Broker, MariaDbPair, free_port, wait_for
+from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
 
@@ -65,3 +69,51 @@ def test_compile_bomb_is_refused_in_one_line_and_streaming_goes_on(
     assert "signal at offset 1 (execute-snapshot): snapshot good-2: queued" in lines[1]
     assert lines_naming(proc, "bomb-1") == [lines[0]]
     assert peak_rss_kib(proc) < 1024 * 1024
+
+
+def test_a_signal_whose_handling_was_killed_is_skipped_on_the_next_start(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
+        connector: list[ConnectorProcess]) -> None:
+    """The connector is SIGKILLed while acting on a signal: between its in-progress mark and
+    the end of the action. The action is held there by the replica's connection, frozen
+    (nothing forwarded) once the mark is committed; no sleep decides when to kill."""
+    db = unique_name
+    make_tables(mariadb, db, "t")
+    proxy = TcpProxy(mariadb.replica.port)
+    try:
+        doc: dict[str, Any] = connector_document(mariadb, broker, db,
+                                                 database__port=str(proxy.port))
+        proc = ConnectorProcess(doc, tmp_path)
+        connector.append(proc)
+        proc.start()
+        proc.wait_log("streaming from")
+        # Offset 0 opens the snapshot's catalog session (a table that is not there).
+        produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
+                                                    snapshot_of(f"{db}.nope", "warm-0"))])
+        consumed(broker, proc, 1)
+        assert proxy.freeze() >= 1  # every open connection, that session among them
+        produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
+                                                    snapshot_of(f"{db}.t", "killed-1"))])
+        wait_for(lambda: (committed_offsets(broker, doc) or {}).get("signal_in_progress") == 1,
+                 60, "signal 1 marked in progress")
+        proc.kill()  # SIGKILL: it is blocked reading the tables for signal 1
+        assert lines_naming(proc, "signal at offset 1") == []
+
+        proc.start()  # new connections are forwarded again
+        proc.wait_log("offset 1 skipped: the last run ended while acting on it")
+        produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
+                                                    snapshot_of(f"{db}.t", "after-2"))])
+        proc.wait_log(f"snapshot of {db}.t complete")
+        mariadb.primary.execute(f"UPDATE {db}.t SET v = -1 WHERE id = 7")
+        wait_caught_up(mariadb, broker, doc, timeout=60)
+        wait_for(lambda: (committed_offsets(broker, doc) or {}).get("signal_offset") == 3, 30,
+                 "signal 2 committed")
+    finally:
+        proxy.close()
+    second_run = proc.log()[proc.log_offset:]
+    about_1 = [line for line in second_run.splitlines()
+               if re.search(r"signal at offset 1 \(|offset 1 skipped", line)]
+    assert len(about_1) == 1 and "it is not acted on again" in about_1[0], about_1
+    assert "signal at offset 2 (execute-snapshot): snapshot after-2: queued" in second_run
+    assert "signal_in_progress" not in (committed_offsets(broker, doc) or {})
+    assert lines_naming(proc, "signal at offset 1") == []

@@ -1,0 +1,215 @@
+"""A signal is marked in progress (acknowledged) before it is read or acted on, and unmarked
+after; a start that finds the mark skips that one signal in one line (#22). The real
+`SignalChannel` over a fake consumer, the offsets topic as the list of records written."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError
+
+import signals.channel as channel_module
+from connector.config import parse_config
+from connector.offsets_value import ConnectorOffsets
+from connector.signal_progress import act_on_signals
+from signals.channel import ReceivedSignal, SignalChannel
+from signals.models import Log
+
+KEY = "shop"
+CONFIG = parse_config({"name": "shop-connector", "config": {
+    "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
+    "topic.prefix": KEY, "bootstrap.servers": "kafka:9092"}})
+
+
+class Killed(BaseException):
+    """The process dying where it stands (SIGKILL, the OOM killer): nothing catches it."""
+
+
+class _Eof:
+    def code(self) -> int:
+        return KafkaError._PARTITION_EOF
+
+    def fatal(self) -> bool:
+        return False
+
+
+class _Message:
+    def __init__(self, offset: int, record: tuple[bytes | None, bytes | None] | None) -> None:
+        self._offset, self._record = offset, record
+
+    def error(self) -> _Eof | None:
+        return _Eof() if self._record is None else None
+
+    def offset(self) -> int:
+        return self._offset
+
+    def partition(self) -> int:
+        return 0
+
+    def key(self) -> bytes | None:
+        return None if self._record is None else self._record[0]
+
+    def value(self) -> bytes | None:
+        return None if self._record is None else self._record[1]
+
+
+class FakeConsumer:
+    """One partition holding `topic`'s records."""
+
+    def __init__(self, topic: list[tuple[bytes | None, bytes | None]]) -> None:
+        self.topic, self.position = topic, 0
+
+    def get_watermark_offsets(self, _tp: Any, timeout: float) -> tuple[int, int]:
+        return 0, len(self.topic)
+
+    def assign(self, partitions: list[Any]) -> None:
+        self.position = partitions[0].offset
+
+    def consume(self, num_messages: int, timeout: float) -> list[_Message]:
+        end = min(len(self.topic), self.position + num_messages)
+        out = [_Message(i, self.topic[i]) for i in range(self.position, end)]
+        self.position = end
+        return out
+
+    def poll(self, timeout: float) -> _Message:
+        if self.position >= len(self.topic):
+            return _Message(self.position, None)
+        self.position += 1
+        return _Message(self.position - 1, self.topic[self.position - 1])
+
+    def close(self) -> None:
+        pass
+
+
+class FakeOffsets:
+    """What act_on_signals uses of an OffsetStore; `topic` is every record written."""
+
+    def __init__(self, committed: ConnectorOffsets) -> None:
+        self.topic: list[ConnectorOffsets] = [committed]
+        self.committed: ConnectorOffsets | None = committed
+        self.failure: str | None = None
+
+    def seed(self, state: ConnectorOffsets) -> None:
+        self.topic.append(state)
+        self.committed = state
+
+    def flush(self, timeout: float) -> bool:
+        return self.failure is None
+
+
+@pytest.fixture
+def topic(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[bytes | None, bytes | None]]]:
+    records: list[tuple[bytes | None, bytes | None]] = []
+    monkeypatch.setattr(channel_module, "ensure_signal_topic", lambda *a, **k: None)
+    monkeypatch.setattr(channel_module, "Consumer", lambda _settings: FakeConsumer(records))
+    yield records
+
+
+def log_signal(message: str, key: str = KEY) -> tuple[bytes, bytes]:
+    return key.encode(), json.dumps({"type": "log", "data": {"message": message}}).encode()
+
+
+def opened(stored: ConnectorOffsets) -> SignalChannel:
+    channel = SignalChannel(CONFIG)
+    channel.open(stored.signal_offset, unfinished=stored.signal_in_progress)
+    return channel
+
+
+def messages(acted: list[ReceivedSignal]) -> list[str | None]:
+    return [r.signal.message if isinstance(r.signal, Log) else None for r in acted]
+
+
+def test_each_signal_is_read_and_acted_on_inside_an_acknowledged_mark(
+        topic: list[tuple[bytes | None, bytes | None]], monkeypatch: pytest.MonkeyPatch) -> None:
+    topic += [log_signal("a"), log_signal("b")]
+    start = ConnectorOffsets(gtids="0-1-5", signal_offset=0)
+    offsets = FakeOffsets(start)
+    channel = opened(start)
+    marks_when_read: list[int | None] = []
+    real_parse = channel_module.parse_signal
+
+    def parse(*args: Any) -> Any:
+        marks_when_read.append(offsets.topic[-1].signal_in_progress)
+        return real_parse(*args)
+    monkeypatch.setattr(channel_module, "parse_signal", parse)
+    marks_when_acted: list[int | None] = []
+    act_on_signals(channel, offsets,  # type: ignore[arg-type]
+                   lambda r: marks_when_acted.append(offsets.topic[-1].signal_in_progress))
+    assert marks_when_read == [0, 1] and marks_when_acted == [0, 1]
+    # The marks change that field alone; the record after the batch is the one before it.
+    assert offsets.topic[1:] == [ConnectorOffsets(gtids="0-1-5", signal_offset=0,
+                                                  signal_in_progress=n) for n in (0, 1)] + [start]
+    assert channel.next_offset == 2 and channel.unfinished is None
+
+
+def test_a_signal_whose_handling_killed_the_process_is_skipped_next_start_in_one_line(
+        topic: list[tuple[bytes | None, bytes | None]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Before: every start read the signal again (and died again)."""
+    topic += [log_signal("a"), log_signal("deadly"), log_signal("c")]
+    offsets = FakeOffsets(ConnectorOffsets(gtids="0-1-5", signal_offset=0))
+    acted: list[ReceivedSignal] = []
+
+    def act(received: ReceivedSignal) -> None:
+        if messages([received]) == ["deadly"]:
+            raise Killed
+        acted.append(received)
+    with pytest.raises(Killed):
+        act_on_signals(opened(offsets.topic[-1]), offsets, act)  # type: ignore[arg-type]
+    assert messages(acted) == ["a"]
+    stored = ConnectorOffsets.from_json(json.loads(offsets.topic[-1].to_bytes()))
+    assert (stored.signal_offset, stored.signal_in_progress) == (0, 1)
+
+    acted.clear()
+    restarted = FakeOffsets(stored)
+    channel = opened(stored)
+    assert channel.unfinished == 1  # kept in the start record until passed
+    with caplog.at_level(logging.WARNING, logger="signals.channel"):
+        act_on_signals(channel, restarted, act)  # type: ignore[arg-type]
+    # "a" acted again: its effects were never committed; "deadly" skipped, "c" acted on.
+    assert messages(acted) == ["a", None, "c"]
+    assert acted[1].reason is not None and "ended while acting on it" in acted[1].reason
+    lines = [r.getMessage() for r in caplog.records if "offset 1" in r.getMessage()]
+    assert lines == [("signal topic shop-signal offset 1 skipped: the last run ended while "
+                      "acting on it (killed or crashed?); it is not acted on again")]
+    assert channel.unfinished is None and channel.next_offset == 3
+    assert [s.signal_in_progress for s in restarted.topic[1:]] == [0, 2, 1]
+
+
+def test_records_for_another_connector_are_not_marked(
+        topic: list[tuple[bytes | None, bytes | None]]) -> None:
+    topic += [log_signal("x", key="other"), (None, b"{}")]
+    offsets = FakeOffsets(ConnectorOffsets(signal_offset=0))
+    acted: list[ReceivedSignal] = []
+    act_on_signals(opened(offsets.topic[-1]), offsets, acted.append)  # type: ignore[arg-type]
+    assert [r.signal for r in acted] == [None, None] and len(offsets.topic) == 1
+
+
+def test_no_signal_is_read_when_its_mark_cannot_be_written(
+        topic: list[tuple[bytes | None, bytes | None]]) -> None:
+    topic += [log_signal("a")]
+    offsets = FakeOffsets(ConnectorOffsets(signal_offset=0))
+    offsets.failure = "offsets write failed: MSG_TIMED_OUT"
+    acted: list[ReceivedSignal] = []
+    act_on_signals(opened(offsets.topic[-1]), offsets, acted.append)  # type: ignore[arg-type]
+    assert acted == []
+
+
+def test_a_mark_past_a_recreated_topics_end_is_dropped(
+        topic: list[tuple[bytes | None, bytes | None]]) -> None:
+    topic += [log_signal("a")]
+    channel = opened(ConnectorOffsets(signal_offset=7, signal_in_progress=7))
+    assert channel.next_offset == 0 and channel.unfinished is None
+
+
+def test_the_mark_is_in_the_record_only_while_set() -> None:
+    plain = ConnectorOffsets(gtids="0-1-5", signal_offset=3)
+    assert "signal_in_progress" not in plain.to_json()
+    marked = ConnectorOffsets(gtids="0-1-5", signal_offset=3, signal_in_progress=4)
+    assert marked.to_json()["signal_in_progress"] == 4
+    assert ConnectorOffsets.from_json(json.loads(marked.to_bytes())) == marked
+    assert ConnectorOffsets.from_json(json.loads(plain.to_bytes())) == plain
