@@ -27,6 +27,7 @@ from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
 from connector.kafka import TopicAdmin
+from connector.launch import LaunchPoint
 from connector.lease import Instance, Lease
 from connector.offsets import OffsetStore
 from connector.offsets_value import ConnectorOffsets
@@ -85,9 +86,11 @@ class Engine:
 
     def __init__(self, config: ConnectorConfig, control: EngineControl | None = None,
                  paused: bool = False, stopping: threading.Event | None = None,
-                 lease: Lease | None = None, retry_start: bool = False) -> None:
+                 lease: Lease | None = None, retry_start: bool = False,
+                 launch: LaunchPoint | None = None) -> None:
         """No I/O here: a broker or a replica that is away fails `run`'s start."""
         self.config = config
+        self.launch = launch  # where a first start begins (this process's first Engine)
         # After a step-down a failed start is the broker or the replica still away: wait
         # and go back to standby instead of exiting (the lease is kept meanwhile).
         self.retry_start = retry_start
@@ -168,6 +171,11 @@ class Engine:
         if self.config.snapshot_mode == "never":
             log.info("first start, snapshot.mode=never: streaming from the oldest binlog")
             return self.flavour.position("")
+        if self.launch is not None:
+            log.info("first start, snapshot.mode=%s: streaming from the position at launch "
+                     "%s (read %.0fs ago)", self.config.snapshot_mode, self.launch.position,
+                     self.launch.age())
+            return self.flavour.position(self.launch.position)
         conn = replica_connection(self.config)
         try:
             with conn.cursor() as cur:
@@ -280,7 +288,8 @@ class Engine:
         self.instance = Instance.here()
         if self.lease is not None:
             log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
-        self.signals.open(None if stored is None else stored.signal_offset,
+        launched = None if self.launch is None else self.launch.signal_end
+        self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else stored.signal_in_progress)
         self.admin.ensure(self.dispatcher.internal_topics())
         self.position = self._start_position(stored)

@@ -13,8 +13,9 @@ import threading
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine
+from connector.engine import STEPPED_DOWN, Engine, replica_connection
 from connector.gcpolicy import tune_for_streaming
+from connector.launch import LaunchPoint, read_launch_point
 from connector.lease import Lease
 from signals.channel import ensure_signal_topic, signal_client_settings
 
@@ -49,12 +50,13 @@ def run_connector(config: ConnectorConfig) -> int:
         from connector.rest.runner import run_supervised
 
         return run_supervised(config)  # serves REST first, then joins the group
+    launch = read_launch_point(config, lambda: replica_connection(config))
     try:
         lease = join_group(config)
     except LeaseUnavailable:
         return 1
     try:
-        return _run_plain(config, lease)
+        return _run_plain(config, lease, launch)
     finally:
         if lease is not None:
             lease.close()
@@ -77,7 +79,8 @@ def join_group(config: ConnectorConfig) -> Lease | None:
         raise LeaseUnavailable(str(exc)) from None
 
 
-def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
+def _run_plain(config: ConnectorConfig, lease: Lease | None, launch: LaunchPoint | None
+               ) -> int:
     stopping = threading.Event()
 
     def request_stop(signum: int, _frame: Any) -> None:
@@ -88,7 +91,8 @@ def _run_plain(config: ConnectorConfig, lease: Lease | None) -> int:
     signal.signal(signal.SIGINT, request_stop)
     led = False  # an Engine of this process stepped down before
     while wait_for_lease(lease, stopping):
-        code = Engine(config, stopping=stopping, lease=lease, retry_start=led).run()
+        code = Engine(config, stopping=stopping, lease=lease, retry_start=led,
+                      launch=None if led else launch).run()
         if code != STEPPED_DOWN:
             return code
         led = True

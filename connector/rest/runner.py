@@ -13,8 +13,9 @@ import threading
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine
+from connector.engine import STEPPED_DOWN, Engine, replica_connection
 from connector.kafka import TopicAdmin
+from connector.launch import LaunchPoint, read_launch_point
 from connector.lease import Lease
 from connector.offsets import OffsetStore
 from connector.offsets_value import ConnectorOffsets
@@ -43,6 +44,7 @@ class Supervisor:
         self.engine: Engine | None = None
         self.paused = False
         self.led = False  # an Engine stepped down before: its successor retries its start
+        self.launch: LaunchPoint | None = None  # for the first Engine only
 
     def request_stop(self) -> None:
         self.stopping.set()
@@ -54,6 +56,7 @@ class Supervisor:
         server = RestServer(self.config, self.control)
         server.start()
         try:
+            self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
             self.lease = join_group(self.config)
             return self._supervise()
         except LeaseUnavailable:
@@ -83,7 +86,8 @@ class Supervisor:
                 return "RUNNING", None, None
         self.control.publish(EngineView(state="RESTARTING"))
         engine = Engine(self.config, self.control, paused=self.paused, lease=self.lease,
-                        retry_start=self.led)
+                        retry_start=self.led, launch=self.launch)
+        self.launch = None
         self.engine = engine
         if self.stopping.is_set():
             engine.stopping.set()
