@@ -10,7 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from confluent_kafka import KafkaException
+
 from connector.config import ConfigError, ConnectorConfig, load_config
+from connector.kafka import KafkaUnreachable
 from connector.logs import configure_logging
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
@@ -109,6 +112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KafkaUnreachable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except (KafkaException, TimeoutError) as exc:  # the broker went away after the first answer
+        print(f"error: {args.command}: Kafka: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_RUNTIME
     except KeyboardInterrupt:
         return EXIT_OK
 

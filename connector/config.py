@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from connector.kafka_log import KAFKA_LOG
 from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
 log = logging.getLogger(__name__)
@@ -192,14 +193,15 @@ class ConnectorConfig(BaseModel):
     def transaction_topic(self) -> str:
         return f"{self.topic_prefix}.transaction"
 
-    def kafka_common(self) -> dict[str, str]:
-        """librdkafka settings shared by producer and consumers (TLS/SASL pass through here)."""
-        return {"bootstrap.servers": self.bootstrap_servers}
+    def kafka_common(self) -> dict[str, Any]:
+        """librdkafka settings shared by producer and consumers (TLS/SASL pass through here);
+        its log lines go through Python logging, a down broker's repeats to DEBUG."""
+        return {"bootstrap.servers": self.bootstrap_servers, "logger": KAFKA_LOG}
 
-    def producer_settings(self) -> dict[str, str]:
+    def producer_settings(self) -> dict[str, Any]:
         return {**self.kafka_common(), **self.producer}
 
-    def consumer_settings(self) -> dict[str, str]:
+    def consumer_settings(self) -> dict[str, Any]:
         return {**self.kafka_common(), **self.consumer}
 
     def mysql_settings(self) -> dict[str, Any]:

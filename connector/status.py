@@ -10,12 +10,14 @@ import pymysql
 
 from connector.config import ConnectorConfig
 from connector.flavours import server_flavour
+from connector.kafka import require_kafka
 from connector.lease import group_members
 from connector.offsets import read_committed
 from signals.channel import signal_client_settings
 
 
 def collect_status(config: ConnectorConfig) -> dict[str, Any]:
+    require_kafka(config.consumer_settings())  # one line, not a 30 s wait and a traceback
     committed = read_committed(config)
     status: dict[str, Any] = {"connector": config.name, "topic.prefix": config.topic_prefix,
                               "committed": committed is not None}

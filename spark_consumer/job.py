@@ -351,6 +351,13 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     logging.basicConfig(level=opts.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from connector.kafka import KafkaUnreachable, require_kafka
+
+    try:  # before Spark starts: a broker that is not there is one line, not a 30 s wait
+        require_kafka(opts.kafka_settings(), opts.bootstrap_setting())
+    except KafkaUnreachable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     signal.signal(signal.SIGTERM, _on_signal)
     from spark_consumer.session import build_session
@@ -365,7 +372,7 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     except Exception as exc:
         log.debug("failure", exc_info=True)
-        first = (str(exc).strip().splitlines() or [""])[0]
+        first = (str(exc).strip().splitlines() or ["(no message)"])[0]
         print(f"error: spark-apply failed: {type(exc).__name__}: {first}", file=sys.stderr)
         return EXIT_RUNTIME
     return EXIT_OK

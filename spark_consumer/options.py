@@ -53,6 +53,12 @@ class JobOptions:
         """librdkafka settings for the planner and the reader tasks."""
         return {"bootstrap.servers": self.bootstrap_servers, **self.kafka_conf}
 
+    def bootstrap_setting(self) -> str:
+        """Where the broker address the job uses came from, for error lines."""
+        if "bootstrap.servers" in self.kafka_conf:
+            return "bootstrap.servers of --kafka-config/--kafka-conf"
+        return "--bootstrap-servers"
+
 
 def _pairs(values: list[str], flag: str) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -155,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="Spark master (default local[2] unless spark-submit set one)")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Spark setting, repeatable")
-    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--log-level", default="INFO", type=str.upper,
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
 
 

@@ -10,9 +10,12 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient
+
+from connector.kafka_log import KAFKA_LOG
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +36,36 @@ class OffsetRange:
         return max(0, self.end - self.start)
 
 
+class KafkaRequestFailed(RuntimeError):
+    """A planning request Kafka did not answer; the message names the request and broker."""
+
+
+def _failed(conf: dict[str, str], what: str, exc: KafkaException) -> KafkaRequestFailed:
+    error = exc.args[0]
+    text = error.str() if isinstance(error, KafkaError) else str(exc)
+    return KafkaRequestFailed(f"{what} from Kafka at {conf.get('bootstrap.servers')}: {text}")
+
+
+def _topics(consumer: Consumer, conf: dict[str, str], topic: str | None,
+            timeout: float) -> dict[str, Any]:
+    try:
+        return dict(consumer.list_topics(topic, timeout=timeout).topics)
+    except KafkaException as exc:
+        raise _failed(conf, "the topic list" if topic is None else f"topic {topic}",
+                      exc) from None
+
+
+def _watermarks(consumer: Consumer, conf: dict[str, str], tp: TP,
+                timeout: float) -> tuple[int, int]:
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(*tp), timeout=timeout)
+    except KafkaException as exc:
+        raise _failed(conf, f"the offsets of {tp[0]}[{tp[1]}]", exc) from None
+    return int(low), int(high)
+
+
 def _consumer(conf: dict[str, str], eof: bool) -> Consumer:
-    settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
+    settings: dict[str, object] = {"logger": KAFKA_LOG, "group.id": "gtidmark-spark-apply",
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
                                    "enable.partition.eof": eof}
     if eof:
@@ -55,7 +86,7 @@ def resolve_topics(conf: dict[str, str], topics: list[str] | None,
     regex = re.compile(pattern)
     consumer = _consumer(conf, eof=False)
     try:
-        names = consumer.list_topics(timeout=timeout).topics
+        names = _topics(consumer, conf, None, timeout)
     finally:
         consumer.close()
     return sorted(t for t in names if regex.fullmatch(t) and not t.startswith("__"))
@@ -68,7 +99,7 @@ def partitions_of(conf: dict[str, str], topics: list[str],
     try:
         result: dict[str, list[int]] = {}
         for topic in topics:
-            meta = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+            meta = _topics(consumer, conf, topic, timeout).get(topic)
             if meta is None or meta.error is not None:
                 log.warning("topic %s not found; skipped this batch", topic)
                 result[topic] = []
@@ -86,7 +117,8 @@ def topic_ids(conf: dict[str, str], topics: list[str], timeout: float = 10.0) ->
     """Kafka topic ids (they change when a topic is deleted and created again); {} if unknown."""
     if not topics:
         return {}
-    admin = AdminClient(dict(conf))
+    settings: dict[str, Any] = {"logger": KAFKA_LOG, **conf}
+    admin = AdminClient(settings)
     out: dict[str, str] = {}
     try:
         futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout)
@@ -94,10 +126,16 @@ def topic_ids(conf: dict[str, str], topics: list[str], timeout: float = 10.0) ->
         log.debug("describe_topics not available: %s", exc)
         return {}
     for topic, future in futures.items():
-        try:
-            description = future.result(timeout)
+        try:  # the request's own timeout answers first; ours only guards a lost answer
+            description = future.result(timeout + 5)
         except KafkaException:
             continue
+        except TimeoutError:
+            raise TimeoutError(f"describing topic {topic} at Kafka "
+                               f"{conf.get('bootstrap.servers')}: no answer within "
+                               f"{timeout + 5:.0f}s") from None
+        finally:
+            admin.poll(0)  # its log lines
         ident = str(getattr(description, "topic_id", None) or "")
         if ident and ident != NO_TOPIC_ID:
             out[topic] = ident
@@ -108,8 +146,7 @@ def low_watermarks(conf: dict[str, str], tps: list[TP], timeout: float = 10.0) -
     """The first offset still stored in each partition (retention moves it forward)."""
     consumer = _consumer(conf, eof=False)
     try:
-        return {tp: int(consumer.get_watermark_offsets(TopicPartition(*tp), timeout=timeout)[0])
-                for tp in tps}
+        return {tp: _watermarks(consumer, conf, tp, timeout)[0] for tp in tps}
     finally:
         consumer.close()
 
@@ -126,8 +163,7 @@ def true_ends(conf: dict[str, str], tps: list[TP], timeout: float = 30.0) -> dic
     try:
         assignment = []
         for topic, partition in tps:
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition),
-                                                     timeout=timeout)
+            _, high = _watermarks(consumer, conf, (topic, partition), timeout)
             assignment.append(TopicPartition(topic, partition, max(0, high - 1)))
         consumer.assign(assignment)
         ends: dict[TP, int] = {}
