@@ -154,7 +154,22 @@ def send_from_args(config: ConnectorConfig, args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     print(f"sent {signal.TYPE} (id {signal.id}) to {config.signal_kafka_topic} "
           f"at offset {offset}")
+    if not _ever_committed(config):
+        print(f"warning: no instance of connector {config.name} has committed offsets to "
+              f"{config.offsets_topic} yet: a first start acts on signals sent after its "
+              "`gtidmark run` was launched; one sent before is not acted on", file=sys.stderr)
     return EXIT_OK
+
+
+def _ever_committed(config: ConnectorConfig) -> bool:
+    """Whether an instance of the connector ever committed offsets (True if unknown)."""
+    from connector.offsets import read_resume_point
+
+    try:
+        found = read_resume_point(config)
+    except Exception:  # noqa: BLE001 - the warning is a courtesy; the signal is sent
+        return True
+    return found.value is not None or found.epoch > 0
 
 
 def _as_options(action: str, reason: str) -> str:

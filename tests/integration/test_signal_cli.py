@@ -15,6 +15,9 @@ import pytest
 import signals.send
 from connector.cli import main
 from connector.config import parse_config
+from connector.kafka import TopicAdmin
+from connector.offsets import OffsetStore
+from connector.offsets_value import ConnectorOffsets
 from signals.models import ExecuteSnapshot, PauseSnapshot
 from signals.send import build_signal, send_signal
 from tests.kafka_tools import consume_all, create_topic, decode_json, list_topics
@@ -169,3 +172,23 @@ def test_send_signal_returns_increasing_offsets(broker: Broker, unique_name: str
     messages = consume_all(broker.bootstrap, f"{unique_name}-custom-signals")
     assert [decode_json(m.value())["id"] for m in messages] == ["one", "two"]
     assert isinstance(first, ExecuteSnapshot) and isinstance(second, PauseSnapshot)
+
+
+def test_a_signal_to_a_connector_that_never_committed_warns(
+        broker: Broker, unique_name: str, tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A first start reads signals from its launch on: one sent before any instance ran
+    would be skipped, so the sender is told; once offsets are committed, not."""
+    cfg = _write_config(tmp_path, unique_name, broker.bootstrap)
+    assert main(["signal", "--config", str(cfg), "pause-snapshot"]) == 0
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err == [(f"warning: no instance of connector {unique_name}-connector has committed "
+                    f"offsets to {unique_name}-offsets yet: a first start acts on signals sent "
+                    "after its `gtidmark run` was launched; one sent before is not acted on")]
+    config = parse_config(json.loads(cfg.read_text()))
+    store = OffsetStore(config)
+    store.open(TopicAdmin(config.producer_settings()))
+    store.seed(ConnectorOffsets(gtids="0-1-5", epoch=1))
+    assert store.flush(30)
+    assert main(["signal", "--config", str(cfg), "resume-snapshot"]) == 0
+    assert capfd.readouterr().err == ""
