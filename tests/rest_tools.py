@@ -28,7 +28,7 @@ class RestClient:
         self.auth = auth
 
     def call(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
-             auth: tuple[str, str] | None | bool = True) -> Reply:
+             auth: tuple[str, str] | None | bool = True, timeout: float = 120) -> Reply:
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.base + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
@@ -37,7 +37,7 @@ class RestClient:
             token = base64.b64encode(f"{credentials[0]}:{credentials[1]}".encode()).decode()
             request.add_header("Authorization", f"Basic {token}")
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 status, payload, headers = response.status, response.read(), response.headers
         except urllib.error.HTTPError as err:
             status, payload, headers = err.code, err.read(), err.headers

@@ -2,7 +2,9 @@
 
 The engine thread is the only one touching engine state: it publishes an immutable
 `EngineView` now and then, and takes `Command`s from a queue between transactions. The HTTP
-thread reads the latest view and puts commands; nothing else crosses.
+thread reads the latest view and puts commands; nothing else crosses. While the view is
+UNASSIGNED (a standby, or not started yet) commands are refused at once, never queued: one
+kept for later would act on whatever this instance leads next.
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ def stop_first(name: str) -> str:
             f"'/connectors/{name}/stop' endpoint")
 
 
+# Kafka Connect's answer when a request cannot reach the leader (HerderRequestHandler), and why.
+NOT_LEADING = ("Cannot complete request because of a conflicting operation (e.g. worker "
+               "rebalance): this instance does not lead (a standby, or starting); send it to "
+               "the active instance (`gtidmark status` shows it)")
+
+
 class CommandRefused(Exception):
     """The engine refused a command; `status` and the message go back to the client."""
 
@@ -92,8 +100,12 @@ class EngineControl:
     # -- engine side -----------------------------------------------------------------
 
     def publish(self, view: EngineView) -> None:
+        """The view the HTTP thread answers from; an UNASSIGNED one refuses what waits."""
         with self._lock:
             self._view = view
+            dropped = self.pending() if view.state == "UNASSIGNED" else []
+        for command in dropped:
+            command.reply.set_exception(CommandRefused(409, NOT_LEADING))
 
     def pending(self) -> list[Command]:
         """Commands sent since the last call, in order (never blocks)."""
@@ -116,7 +128,11 @@ class EngineControl:
             return self._view
 
     def send(self, kind: CommandKind, payload: Any = None) -> Future[Any]:
+        """Queue a command for the engine; CommandRefused (409) while not leading."""
         command = Command(kind, payload)
-        self._commands.put(command)
+        with self._lock:
+            if self._view.state == "UNASSIGNED":
+                raise CommandRefused(409, NOT_LEADING)
+            self._commands.put(command)
         self._arrived.set()
         return command.reply

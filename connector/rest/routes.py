@@ -22,7 +22,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from connector.config import ConnectorConfig
 from connector.rest import connect
-from connector.rest.control import CommandKind, CommandRefused, EngineControl, stop_first
+from connector.rest.control import (
+    NOT_LEADING,
+    CommandKind,
+    CommandRefused,
+    EngineControl,
+    stop_first,
+)
 from connector.rest.metrics import registry
 from connector.rest.offsets_body import BadBody, BadOffsets, parse_alter_offsets
 from signals.models import Signal, SignalRejected, parse_signal
@@ -126,6 +132,8 @@ class RestApp:
         if name != self.config.name:
             raise HttpError(404, self._unknown(sub, name))
         view = self.control.view()
+        if method != "GET" and sub != "signals" and view.state == "UNASSIGNED":
+            raise CommandRefused(409, NOT_LEADING)  # a command; signals go to the topic
         config = self.config
         if sub == "":
             return Response(200, connect.connector_info(config))

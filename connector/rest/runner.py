@@ -20,6 +20,7 @@ from connector.lease import Lease
 from connector.offsets import OffsetStore
 from connector.offsets_value import ConnectorOffsets
 from connector.rest.control import (
+    NOT_LEADING,
     Command,
     CommandRefused,
     EngineControl,
@@ -96,6 +97,8 @@ class Supervisor:
         self.paused = engine.paused
         if code == STEPPED_DOWN:
             self.led = True
+            if engine.stop_command is not None:  # not done: another instance leads now
+                engine.stop_command.reply.set_exception(CommandRefused(409, NOT_LEADING))
             return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
         command: Command | None = engine.stop_command
         if code != 0:
