@@ -174,7 +174,7 @@ def _ever_committed(config: ConnectorConfig) -> bool:
 
 def _as_options(action: str, reason: str) -> str:
     """A model rejection reason in the words of the command line."""
-    reason = reason.removeprefix(f"{action}: ")
+    reason = re.sub(rf"^{re.escape(action)}(?: \(id '[^']*'\))?: ", "", reason)
     reason = re.sub(r"^data\.additional-conditions\[(\d+)\](\.filter|\.data-collection)?",
                     lambda m: f"--condition #{int(m.group(1)) + 1}", reason)
     for location, option in _OPTION_NAMES:
