@@ -112,7 +112,8 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
 
 
 # The offsets value's integers (connector/offsets_value.py).
-_NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "epoch",
+_NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "signal_in_progress",
+            "epoch",
             "writer_pid")
 
 
