@@ -27,12 +27,17 @@ class Requirement:
     """A server variable capture needs: its name, the value, what goes wrong otherwise."""
 
     name: str
-    needed: str
+    needed: str  # as SHOW GLOBAL VARIABLES reports it
     why: str
+    cnf: str | None = None  # the my.cnf value when not `needed` (log_bin takes a file name)
+
+    @property
+    def cnf_value(self) -> str:
+        return self.cnf if self.cnf is not None else (self.needed or '""')
 
 
 COMMON_REQUIRED = (
-    Requirement("log_bin", "ON", "there is no binlog to read"),
+    Requirement("log_bin", "ON", "there is no binlog to read", cnf="binlog"),
     Requirement("binlog_format", "ROW", "statement-logged changes carry no rows"),
     Requirement("binlog_row_image", "FULL",
                 "updates and deletes would lack their full before-image"),
@@ -46,6 +51,7 @@ class Flavour:
 
     name: FlavourName
     is_mariadb: bool
+    cnf_group: str  # the my.cnf section its server reads
     # The server variables read at start besides the requirements (replica detection).
     probe_variables: tuple[str, ...] = ()
 
@@ -120,6 +126,7 @@ class _MariaDb(Flavour):
 
     name: FlavourName = "mariadb"
     is_mariadb = True
+    cnf_group = "[mariadb]"
     probe_variables = ("gtid_binlog_pos",)
 
     def position(self, text: str) -> MariaDbGtidPos:
@@ -184,6 +191,7 @@ class _MySql(Flavour):
 
     name: FlavourName = "mysql"
     is_mariadb = False
+    cnf_group = "[mysqld]"
     probe_variables = ("gtid_mode", "enforce_gtid_consistency", "replica_parallel_workers",
                        "replica_preserve_commit_order", "binlog_row_value_options",
                        "binlog_transaction_compression", "log_replica_updates")

@@ -70,9 +70,10 @@ def test_mixed_binlog_format_is_refused_with_one_line(mariadb: MariaDbPair, brok
             proc.ensure_stopped()
     finally:
         solo.execute("SET GLOBAL binlog_format = 'ROW'")
-    lines = [line for line in proc.log().splitlines() if "binlog_format" in line]
+    lines = [line for line in proc.log().splitlines() if "variable binlog_format" in line]
     assert len(lines) == 1
     assert "binlog_format is MIXED" in lines[0] and "binlog_format=ROW" in lines[0]
+    assert "binlog_format = ROW" in proc.log().splitlines()  # the my.cnf block's line
 
 
 @pytest.mark.parametrize(("name", "bad", "good"), DYNAMIC_SETTINGS)

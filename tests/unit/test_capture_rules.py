@@ -12,7 +12,13 @@ from connector.config import ConfigError
 from connector.flavours import MARIADB, MYSQL
 from connector.gtid import MariaDbGtidPos
 from connector.mysql_tls import mysql_ssl
-from connector.preflight import ServerSettings, server_problem
+from connector.preflight import (
+    ServerSettings,
+    cnf_block,
+    server_problem,
+    server_problems,
+    server_report,
+)
 
 GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
         "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON"}
@@ -53,6 +59,32 @@ def test_primary_needs_no_log_slave_updates_and_mysql_no_strict_mode() -> None:
     assert maria({**settings, "gtid_strict_mode": "ON"}, replica=False) is None
     mysql_primary = {**MYSQL_GOOD, "log_replica_updates": "OFF"}
     assert mysql(mysql_primary, replica=False) is None
+
+
+def test_every_wrong_setting_is_named_at_once_with_one_cnf_block() -> None:
+    """A stock MariaDB needs four changes: all four lines, then the block that fixes them."""
+    stock = {**GOOD, "log_bin": "OFF", "binlog_format": "MIXED", "binlog_row_metadata": "NO_LOG",
+             "gtid_strict_mode": "OFF"}
+    problems = server_problems(ServerSettings(stock, MARIADB, replica=False))
+    assert [p.split(" is ")[0] for p in problems] == [
+        f"database: server variable {name}" for name in
+        ("log_bin", "binlog_format", "binlog_row_metadata", "gtid_strict_mode")]
+    report = server_report(ServerSettings(stock, MARIADB, replica=False))
+    assert report is not None and report.splitlines()[:4] == problems
+    assert report.splitlines()[5:] == ["[mariadb]", "log_bin             = binlog",
+                                       "binlog_format       = ROW",
+                                       "binlog_row_metadata = FULL",
+                                       "gtid_strict_mode    = ON"]
+    assert server_report(ServerSettings(GOOD, MARIADB, replica=True)) is None
+
+
+def test_the_cnf_block_comments_out_a_variable_the_server_lacks() -> None:
+    settings = {k: v for k, v in MYSQL_GOOD.items() if k != "binlog_row_metadata"}
+    block = cnf_block(ServerSettings({**settings, "binlog_row_value_options": "PARTIAL_JSON"},
+                                     MYSQL, replica=True))
+    assert block[0] == "[mysqld]"
+    assert block[1].startswith("# binlog_row_metadata      = FULL  (not a variable of this")
+    assert block[2] == 'binlog_row_value_options = ""'
 
 
 def test_a_missing_variable_is_named() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connector.flavours import flavour_named
-from connector.preflight import ServerSettings, server_problem
+from connector.preflight import ServerSettings, cnf_block, server_problem
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 INI_BLOCKS = re.findall(r"```ini\n(.*?)```", README, re.DOTALL)
@@ -65,3 +65,25 @@ def test_the_block_passes_the_start_up_check_on_a_primary_and_on_a_replica(flavo
     for line in common + replica_only:
         if "=" in line:
             assert re.search(r"#\s*\S", line), f"no one-line why: {line!r}"
+
+
+def raw_lines(lines: list[str]) -> dict[str, str]:
+    """`key = value` lines as written (comments dropped, quotes kept)."""
+    return {key.strip(): value.split("#", 1)[0].strip() for key, _, value in
+            (line.partition("=") for line in lines if "=" in line and not line.startswith("#"))}
+
+
+@pytest.mark.parametrize("flavour", ["mysql", "mariadb"])
+def test_the_block_preflight_prints_is_the_readmes(flavour: str) -> None:
+    """With every required variable wrong, the start-up check prints its my.cnf block: each
+    of its lines is the README's line for that variable, value for value."""
+    checks = flavour_named(flavour)
+    names = {r.name for r in checks.requirements({"replica_parallel_workers": "4"}, True)}
+    wrong = {name: "WRONG" for name in names} | {"replica_parallel_workers": "4"}
+    block = cnf_block(ServerSettings(wrong, checks, replica=True))
+    assert block[0] == ("[mysqld]" if flavour == "mysql" else "[mariadb]")
+    common, replica_only = blocks()[flavour]
+    readme = raw_lines(common + replica_only)
+    printed = raw_lines(block[1:])
+    assert set(printed) == names
+    assert {name: readme[name] for name in printed} == printed
