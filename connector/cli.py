@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from confluent_kafka import KafkaException
 
+from connector import __version__
 from connector.config import ConfigError, ConnectorConfig, load_config
 from connector.kafka import KafkaUnreachable
 from connector.logs import configure_logging
+from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -35,14 +38,39 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+class _Subcommands:
+    """Subparsers whose every parser also takes the common options (--log-level)."""
+
+    def __init__(self, action: Any) -> None:
+        self._action = action
+        self.required = True
+        action.required = True
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("parents", [_common_options()])
+        parser: argparse.ArgumentParser = self._action.add_parser(name, **kwargs)
+        return parser
+
+
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """--log-level again on every subcommand: `gtidmark run --log-level debug ...` works too."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS,
+                        default=argparse.SUPPRESS, help="logging threshold (default INFO)")
+    return common
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gtidmark", description=DESCRIPTION,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--log-level", default="INFO",
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+    parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
                         help="logging threshold (default INFO)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
+    parser.add_argument("--version", action="version", version=f"gtidmark {__version__}")
+    sub = _Subcommands(parser.add_subparsers(dest="command", metavar="COMMAND",
+                                             parser_class=_Parser))
 
     run = sub.add_parser("run", help="run the connector in the foreground",
                          description="Stream the replica's binlog to Kafka until SIGTERM/SIGINT, "
@@ -53,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Produce a Debezium signal message to the connector's "
                          "signal topic (key = topic.prefix).")
     sig.add_argument("--config", required=True, help="connector JSON file")
-    actions = sig.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
+    actions = _Subcommands(sig.add_subparsers(dest="action", metavar="ACTION",
+                                              parser_class=_Parser))
     snap = actions.add_parser("execute-snapshot", help="start an incremental snapshot")
     snap.add_argument("--tables", required=True,
                       help="comma-separated db.table names or regexes, e.g. app.orders,app.items")
@@ -68,9 +96,18 @@ def build_parser() -> argparse.ArgumentParser:
         action = actions.add_parser(name, help=text)
         if name == "stop-snapshot":
             action.add_argument("--tables", help="comma-separated tables to stop (default all)")
-    throttle = actions.add_parser("set-throttle", help="change chunk size and delay while running")
-    throttle.add_argument("--chunk-size", type=int)
-    throttle.add_argument("--chunk-delay-ms", type=int)
+    throttle = actions.add_parser(
+        "set-throttle", help="change chunk size and delay while running",
+        description="Change the snapshot chunk size and/or the pause between chunks while "
+        "the connector runs (give one or both); kept in the offsets across restarts.")
+    throttle.add_argument("--chunk-size", type=int, metavar="ROWS",
+                          help=f"rows per chunk SELECT, 1 to {MAX_CHUNK_SIZE:,} (default: "
+                          "unchanged; a connector starts with incremental.snapshot.chunk.size, "
+                          "1024 unless set)")
+    throttle.add_argument("--chunk-delay-ms", type=int, metavar="MS",
+                          help=f"pause between chunks in milliseconds, 0 to "
+                          f"{MAX_CHUNK_DELAY_MS:,} (default: unchanged; a connector starts "
+                          "with incremental.snapshot.chunk.delay.ms, 0 unless set)")
     log_action = actions.add_parser("log", help="ask the connector to log a message")
     log_action.add_argument("message")
 
@@ -82,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     spark = sub.add_parser("spark-apply", help="apply change topics to Iceberg tables (PySpark)",
                            description="Run the Spark job of spark_consumer; see "
-                           "`gtidmark spark-apply --help`.", add_help=False)
+                           "`gtidmark spark-apply --help`.", add_help=False, parents=[])
     spark.add_argument("spark_args", nargs=argparse.REMAINDER)
     return parser
 
@@ -128,7 +165,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             from spark_consumer.job import main as spark_main
         except ImportError as exc:
             raise UsageError(f"spark-apply is not available: {exc}") from None
-        return int(spark_main(args.spark_args))
+        given = any(a.startswith("--log-level") for a in args.spark_args)
+        return int(spark_main(args.spark_args if given else
+                              ["--log-level", args.log_level, *args.spark_args]))
     config = _config(args.config)
     if args.command == "run":
         from connector.run import run_connector
