@@ -21,6 +21,12 @@ log = logging.getLogger(__name__)
 
 SECRET_MARKERS = ("password", "secret", "sasl.jaas", "ssl.key")
 REDACTED = "********"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
+CONVERTERS = (JSON_CONVERTER, AVRO_CONVERTER)
+SHAPE = ('a connector file is {"name": ..., "config": {...}}, as Kafka Connect\'s POST '
+         '/connectors takes, or the config map alone with its own "name" key, as GET '
+         '/connectors/{name}/config gives it')
 
 
 class ConfigError(ValueError):
@@ -97,10 +103,8 @@ class ConnectorConfig(BaseModel):
         "adaptive_time_microseconds", alias="time.precision.mode"
     )
     provide_transaction_metadata: bool = Field(False, alias="provide.transaction.metadata")
-    key_converter: str = Field("org.apache.kafka.connect.json.JsonConverter", alias="key.converter")
-    value_converter: str = Field(
-        "org.apache.kafka.connect.json.JsonConverter", alias="value.converter"
-    )
+    key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
+    value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
     key_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
     value_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
     key_schema_registry_url: str | None = Field(None, alias="key.converter.schema.registry.url")
@@ -142,6 +146,14 @@ class ConnectorConfig(BaseModel):
             except re.error as exc:
                 raise ValueError(f"{item!r} is not a valid regular expression ({exc})") from exc
         return items
+
+    @field_validator("key_converter", "value_converter")
+    @classmethod
+    def _converters(cls, value: str) -> str:
+        """Refused here, not after the Kafka and database checks a start runs first."""
+        if value not in CONVERTERS:
+            raise ValueError(f"unsupported converter class (accepted: {', '.join(CONVERTERS)})")
+        return value
 
     @field_validator("snapshot_mode", mode="before")
     @classmethod
@@ -234,19 +246,32 @@ def _known_aliases() -> set[str]:
     return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
 
 
+def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]:
+    """The connector's name and settings from either Kafka Connect shape (SHAPE)."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: not a JSON object: {SHAPE}")
+    name = document.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{source}: name: required: {SHAPE}")
+    if "config" not in document and set(document) != {"name"}:
+        return name, document  # the config map alone, its name inside
+    raw = document.get("config")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: config: required, a JSON object of settings: {SHAPE}")
+    if raw.get("name", name) != name:  # Kafka Connect refuses this mismatch too
+        raise ConfigError(f"{source}: config: its name {raw['name']!r} is not the "
+                          f"connector's name {name!r}")
+    return name, raw
+
+
 def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
     """Validate a Kafka Connect style document; unknown keys warn once each."""
-    if not isinstance(document, dict):
-        raise ConfigError(f"{source}: expected a JSON object with \"name\" and \"config\"")
-    name = document.get("name")
-    raw = document.get("config")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: name: required, a non-empty string")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: config: required, a JSON object of settings")
+    name, raw = _name_and_settings(document, source)
     known = _known_aliases()
     fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {}}
     for key, value in raw.items():
+        if key == "name":
+            continue
         if key.startswith(PASSTHROUGH_PREFIXES):
             group, _, rest = key.partition(".")
             fields[group][rest] = str(value)

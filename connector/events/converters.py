@@ -13,11 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, Protocol
 
-from connector.config import ConnectorConfig
+from connector.config import AVRO_CONVERTER, JSON_CONVERTER, ConnectorConfig
 from connector.events.avro import avro_schema
 
-JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
-AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 MAGIC_BYTE = b"\x00"
 
 SchemaIdLookup = Callable[[str, str], int]

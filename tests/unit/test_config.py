@@ -182,3 +182,43 @@ def test_rest_port_in_use_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and f"rest.port: cannot listen on 127.0.0.1:{port}" in lines[0]
+
+
+SHAPE = ('a connector file is {"name": ..., "config": {...}}, as Kafka Connect\'s POST '
+         '/connectors takes, or the config map alone with its own "name" key, as GET '
+         '/connectors/{name}/config gives it')
+
+
+def test_a_file_without_the_wrapper_is_told_the_shape(tmp_path: Path) -> None:
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps(BASE))
+    result = run_cli("run", "--config", str(path))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: {path}: name: required: {SHAPE}"]
+
+
+def test_the_config_map_alone_with_its_name_is_accepted(caplog: pytest.LogCaptureFixture) -> None:
+    """GET /connectors/{name}/config's answer (name inside) runs as it is."""
+    with caplog.at_level(logging.WARNING):
+        bare = parse_config({**BASE, "name": "shop-connector"})
+        wrapped = parse_config({"name": "shop-connector",
+                                "config": {**BASE, "name": "shop-connector"}})
+    assert bare == wrapped == parse_config(doc())
+    assert caplog.records == []  # "name" inside the map is no unknown key
+    with pytest.raises(ConfigError, match="its name 'other' is not the connector's name 'shop"):
+        parse_config({"name": "shop-connector", "config": {**BASE, "name": "other"}})
+
+
+@pytest.mark.parametrize("key", ["value.converter", "key.converter"])
+def test_an_unknown_converter_is_refused_at_load(tmp_path: Path, key: str) -> None:
+    """Before the Kafka and database checks of a start, not after them."""
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps(doc(**{key: "io.apicurio.registry.utils.converter.AvroConverter"})))
+    result = run_cli("run", "--config", str(path))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [(
+        f"error: {path}: {key}: unsupported converter class (accepted: "
+        "org.apache.kafka.connect.json.JsonConverter, io.confluent.connect.avro.AvroConverter) "
+        "(got 'io.apicurio.registry.utils.converter.AvroConverter')")]
+    avro = cfg(**{key: "io.confluent.connect.avro.AvroConverter"})
+    assert getattr(avro, key.replace(".", "_")) == "io.confluent.connect.avro.AvroConverter"
