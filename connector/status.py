@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
+import urllib.parse
+import urllib.request
 from typing import Any
 
 import pymysql
@@ -16,11 +19,34 @@ from connector.offsets import read_committed
 from signals.channel import signal_client_settings
 
 
+def rest_state(config: ConnectorConfig, timeout: float = 2.0) -> dict[str, Any] | None:
+    """The connector's and its task's state as the REST API at rest.host:rest.port reports
+    them (Kafka Connect's status shape); None without rest.port or when nothing answers."""
+    if not config.rest_port:
+        return None
+    host = "127.0.0.1" if config.rest_host in ("0.0.0.0", "::", "") else config.rest_host
+    host = f"[{host}]" if ":" in host else host
+    url = (f"http://{host}:{config.rest_port}/connectors/"
+           f"{urllib.parse.quote(config.name, safe='')}/status")
+    request = urllib.request.Request(url)
+    if config.rest_auth_user is not None:
+        token = f"{config.rest_auth_user}:{config.rest_auth_password or ''}".encode()
+        request.add_header("Authorization", f"Basic {base64.b64encode(token).decode()}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            doc = json.load(response)
+        tasks = doc.get("tasks") or []
+        return {"connector": str(doc["connector"]["state"]),
+                "task": str(tasks[0]["state"]) if tasks else None, "from": url}
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
 def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     require_kafka(config.consumer_settings())  # one line, not a 30 s wait and a traceback
     committed = read_committed(config)
     status: dict[str, Any] = {"connector": config.name, "topic.prefix": config.topic_prefix,
-                              "committed": committed is not None}
+                              "committed": committed is not None, "state": rest_state(config)}
     if committed is None:
         return status
     status.update({"gtids": committed.gtids, "file": committed.file, "pos": committed.pos,
@@ -36,7 +62,9 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     if snapshot is not None:
         status["snapshot"] = {"id": snapshot.id, "paused": snapshot.paused,
                               "chunk_size": snapshot.chunk_size,
-                              "tables": [t.describe() for t in snapshot.tables]}
+                              "chunk_delay_ms": snapshot.chunk_delay_ms,
+                              "tables": [t.describe() for t in snapshot.tables],
+                              "progress": [t.numbers() for t in snapshot.tables]}
     try:
         settings = config.mysql_settings()
         settings["password"] = settings.pop("passwd")

@@ -87,14 +87,26 @@ class TableProgress:
                    estimate=int(data.get("estimate", 0)),
                    started=float(data.get("started", time.time())))
 
-    def describe(self, now: float | None = None) -> str:
-        """One line: rows done of the estimate, percentage, rows/s, ETA."""
+    def _rates(self, now: float | None) -> tuple[int, float, float, float | None]:
+        """Total, percentage, rows/s and ETA in seconds (None while no row is read)."""
         now = time.time() if now is None else now
-        elapsed = max(now - self.started, 1e-6)
-        rate = self.rows / elapsed
+        rate = self.rows / max(now - self.started, 1e-6)
         total = max(self.estimate, self.rows)
         pct = 100.0 * self.rows / total if total else 100.0
-        eta = (total - self.rows) / rate if rate > 0 else float("inf")
-        eta_text = "?" if eta == float("inf") else f"{eta:.0f}s"
+        return total, pct, rate, (total - self.rows) / rate if rate > 0 else None
+
+    def numbers(self, now: float | None = None) -> dict[str, Any]:
+        """The progress as numbers, for `status --json` (describe's line is for people)."""
+        total, pct, rate, eta = self._rates(now)
+        return {"table": self.table, "rows": self.rows, "estimate": self.estimate,
+                "total": total, "percent": round(pct, 1), "rows_per_s": round(rate, 1),
+                "eta_s": None if eta is None else round(eta, 1),
+                "started": round(self.started, 3), "condition": self.condition,
+                "surrogate_key": self.surrogate_key}
+
+    def describe(self, now: float | None = None) -> str:
+        """One line: rows done of the estimate, percentage, rows/s, ETA."""
+        total, pct, rate, eta = self._rates(now)
+        eta_text = "?" if eta is None else f"{eta:.0f}s"
         return (f"{self.table}: {self.rows}/{total} rows ({pct:.1f}%), {rate:.0f} rows/s, "
                 f"ETA {eta_text}")

@@ -272,6 +272,11 @@ def test_pause_survives_restart_throttle_and_status(source: SourcePair, broker: 
     assert report["snapshot"]["paused"] is True
     assert f"{db}.slow:" in report["snapshot"]["tables"][0]
     assert "rows/s" in report["snapshot"]["tables"][0]
+    progress = report["snapshot"]["progress"][0]  # the same, as numbers
+    assert progress["table"] == f"{db}.slow" and progress["total"] >= progress["rows"] >= 0
+    assert isinstance(progress["percent"], float) and 0 <= progress["percent"] <= 100
+    assert isinstance(progress["rows_per_s"], float) and isinstance(progress["estimate"], int)
+    assert report["state"] is None  # no rest.port: nothing to ask
     assert "cdc-secret-pw" not in status.stdout + status.stderr
     proc.start()
     proc.wait_log("(paused)")

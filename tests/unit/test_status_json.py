@@ -1,0 +1,70 @@
+"""`gtidmark status --json`: snapshot progress as numbers, the state the REST API reports."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import pytest
+
+from connector.config import parse_config
+from connector.snapshot.progress import TableProgress
+from connector.status import rest_state
+
+BASE: dict[str, Any] = {"database.hostname": "127.0.0.1", "database.user": "cdc",
+                        "database.server.id": "5400", "topic.prefix": "shop",
+                        "bootstrap.servers": "127.0.0.1:9"}
+
+
+def test_progress_numbers_are_the_line_people_read() -> None:
+    progress = TableProgress("shop.orders", rows=2500, estimate=10_000, started=1000.0)
+    numbers = progress.numbers(now=1010.0)
+    assert numbers == {"table": "shop.orders", "rows": 2500, "estimate": 10_000,
+                       "total": 10_000, "percent": 25.0, "rows_per_s": 250.0, "eta_s": 30.0,
+                       "started": 1000.0, "condition": None, "surrogate_key": None}
+    assert progress.describe(now=1010.0) == ("shop.orders: 2500/10000 rows (25.0%), "
+                                             "250 rows/s, ETA 30s")
+    assert TableProgress("a.b", estimate=5, started=1000.0).numbers(now=1001.0)["eta_s"] is None
+
+
+class _Connect(BaseHTTPRequestHandler):
+    """Answers GET /connectors/shop/status as a Kafka Connect worker does."""
+
+    def do_GET(self) -> None:
+        if self.path != "/connectors/shop/status":
+            self.send_error(404)
+            return
+        body = json.dumps({"name": "shop", "type": "source",
+                           "connector": {"state": "RUNNING", "worker_id": "w:1"},
+                           "tasks": [{"id": 0, "state": "FAILED", "worker_id": "w:1",
+                                      "trace": "..."}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def connect_port() -> Iterator[int]:
+    server = HTTPServer(("127.0.0.1", 0), _Connect)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield int(server.server_address[1])
+    server.shutdown()
+    server.server_close()
+
+
+def test_status_reports_the_state_the_rest_api_gives(connect_port: int) -> None:
+    config = parse_config({"name": "shop", "config": {**BASE, "rest.port": str(connect_port)}})
+    assert rest_state(config) == {
+        "connector": "RUNNING", "task": "FAILED",
+        "from": f"http://127.0.0.1:{connect_port}/connectors/shop/status"}
+    assert rest_state(parse_config({"name": "shop", "config": BASE})) is None  # no rest.port
+    other = parse_config({"name": "other", "config": {**BASE, "rest.port": str(connect_port)}})
+    assert rest_state(other) is None  # a 404: not this connector
