@@ -223,9 +223,11 @@ def test_sigkill_mid_snapshot_resumes_not_restarts(source: SourcePair, broker: B
     assert 60_000 <= reads < 60_000 + 10_000  # duplicates bounded by what was in flight
 
 
-def test_bad_signals_are_logged_and_skipped(source: SourcePair, broker: Broker,
+def test_bad_signals_are_logged_and_skipped(mariadb: MariaDbPair, broker: Broker,
                                             unique_name: str, tmp_path: Path,
                                             connector: list[ConnectorProcess]) -> None:
+    """Flavour-independent (signal parsing; pause and throttle state): MariaDB only."""
+    source = mariadb
     db = unique_name
     make_table(source, db, 2_000, table="ok")
     proc = start(source, broker, db, tmp_path, connector)
@@ -252,9 +254,11 @@ def test_bad_signals_are_logged_and_skipped(source: SourcePair, broker: Broker,
     compare(source, broker, db, "ok", ["id"])
 
 
-def test_pause_survives_restart_throttle_and_status(source: SourcePair, broker: Broker,
+def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker: Broker,
                                                     unique_name: str, tmp_path: Path,
                                                     connector: list[ConnectorProcess]) -> None:
+    """Flavour-independent (signal parsing; pause and throttle state): MariaDB only."""
+    source = mariadb
     db = unique_name
     make_table(source, db, 20_000, table="slow")
     proc = start(source, broker, db, tmp_path, connector,
