@@ -208,6 +208,19 @@ class Engine:
             self._start()
         except ConfigError:
             raise
+        except SteppedDown as exc:
+            if self.lease is None:  # another instance writes: not ours to run alongside
+                log.error("cannot start: %s", exc)
+                self.failure = traceback.format_exc()
+                return 1
+            # Frozen between its start record and the check: a leader after it owns the
+            # epoch now. Back to standby, as a leader fenced later would.
+            log.warning("stepping down to standby: %s; nothing more is committed by this "
+                        "instance", exc)
+            self.offsets.abandon()
+            self.sink.abandon()
+            self.signals.close()
+            return STEPPED_DOWN
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
             line = " ".join(str(exc).split())
             if self.retry_start:
