@@ -95,7 +95,7 @@ def test_rebuild_from_topics_equals_primary(source: SourcePair, broker: Broker,
     conn = ConnectorProcess(doc, workdir)
     conn.start()
     try:
-        conn.wait_log("streaming from the current position")
+        conn.wait_log("streaming from the position at launch")
         workload.run(20_000, add_column_at=0.5)
         workload.close()
         wait_caught_up(source, broker, doc)
@@ -120,7 +120,7 @@ def test_sigkill_at_random_moments_loses_nothing(source: SourcePair, broker: Bro
     conn = ConnectorProcess(doc, workdir)
     conn.start()
     try:
-        conn.wait_log("streaming from the current position")
+        conn.wait_log("streaming from the position at launch")
         for round_ in range(3):
             deadline = time.monotonic() + rng.uniform(1.0, 4.0)
             while time.monotonic() < deadline:
