@@ -9,7 +9,7 @@ an unrecognised statement forgets the table (its details then come from the cata
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from connector.binlog.ddl import DdlChange, strip_comments
@@ -65,20 +65,25 @@ def _unquote(ident: str) -> str:
     return ident
 
 
+def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, parenthesis depth after it) of each character outside quotes."""
+    depth, quote = 0, ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        else:
+            depth += (ch == "(") - (ch == ")")
+            yield i, ch, depth
+
+
 def split_top(body: str) -> list[str]:
     """Split on commas outside parentheses and quotes."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(body):
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'`\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
+    parts, start = [], 0
+    for i, ch, depth in _unquoted(body):
+        if ch == "," and depth == 0:
             parts.append(body[start:i].strip())
             start = i + 1
     parts.append(body[start:].strip())
@@ -87,20 +92,7 @@ def split_top(body: str) -> list[str]:
 
 def _closing(text: str, start: int) -> int:
     """The index of the parenthesis closing the one at `start` (quotes skipped); -1: none."""
-    depth, quote = 0, ""
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+    return next((i for i, ch, depth in _unquoted(text, start) if ch == ")" and depth == 0), -1)
 
 
 def _read_type(rest: str) -> tuple[str, str] | None:
