@@ -6,6 +6,7 @@ Any problem raises `ConfigError` whose message is one line naming the key and th
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import re
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from connector import config_keys
 from connector.kafka_log import KAFKA_LOG
 from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
@@ -85,6 +87,17 @@ class ConnectorConfig(BaseModel):
     table_include_list: list[str] = Field(default_factory=list, alias="table.include.list")
     table_exclude_list: list[str] = Field(default_factory=list, alias="table.exclude.list")
     column_exclude_list: list[str] = Field(default_factory=list, alias="column.exclude.list")
+    column_include_list: list[str] = Field(default_factory=list, alias="column.include.list")
+    message_key_columns: str | None = Field(None, alias="message.key.columns")
+    skipped_operations: frozenset[str] = Field(frozenset({"t"}), alias="skipped.operations")
+    propagate_source_type: list[str] = Field(default_factory=list,
+                                             alias="column.propagate.source.type")
+    propagate_datatype: list[str] = Field(default_factory=list,
+                                          alias="datatype.propagate.source.type")
+    # column.mask.* / column.truncate.* keys with their values, in the file's order.
+    column_mappers: dict[str, str] = Field(default_factory=dict)
+    # transforms and transforms.* keys as given (config_keys decides which are honoured).
+    transform_settings: dict[str, str] = Field(default_factory=dict)
     read_only: bool = Field(True, alias="read.only")
     snapshot_mode: Literal["initial", "no_data", "never"] = Field("initial", alias="snapshot.mode")
     chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,
@@ -135,6 +148,9 @@ class ConnectorConfig(BaseModel):
         "table_include_list",
         "table_exclude_list",
         "column_exclude_list",
+        "column_include_list",
+        "propagate_source_type",
+        "propagate_datatype",
         mode="before",
     )
     @classmethod
@@ -155,6 +171,29 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"unsupported converter class (accepted: {', '.join(CONVERTERS)})")
         return value
 
+    @field_validator("message_key_columns")
+    @classmethod
+    def _message_key_columns(cls, value: str | None) -> str | None:
+        """Debezium's validation: `table-regex:col,col` parts separated by `;`."""
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("must not be empty")
+        for part in value.split(";"):
+            if not MESSAGE_KEY_PART.search(part):
+                raise ValueError(f"{part!r} is not <fully-qualified table>:<column>[,<column>...]")
+        return value
+
+    @field_validator("skipped_operations", mode="before")
+    @classmethod
+    def _skipped_operations(cls, value: Any) -> frozenset[str]:
+        """c, u, d, t, r (read events are never skipped by the MySQL connector) or none."""
+        codes = {part.strip() for part in str(value).split(",")}
+        unknown = codes - {"c", "u", "d", "t", "r", "none"}
+        if unknown:
+            raise ValueError(f"invalid operation {min(unknown)!r} (c, u, d, t, r or none)")
+        return frozenset(codes - {"none"})
+
     @field_validator("snapshot_mode", mode="before")
     @classmethod
     def _debezium_snapshot_modes(cls, value: Any) -> Any:
@@ -171,6 +210,8 @@ class ConnectorConfig(BaseModel):
             raise ValueError("database.include.list and database.exclude.list are exclusive")
         if self.table_include_list and self.table_exclude_list:
             raise ValueError("table.include.list and table.exclude.list are exclusive")
+        if self.column_include_list and self.column_exclude_list:
+            raise ValueError("column.include.list and column.exclude.list are exclusive")
         if (self.rest_auth_user is None) != (self.rest_auth_password is None):
             raise ValueError("rest.basic.auth.user and rest.basic.auth.password go together")
         return self
@@ -238,12 +279,22 @@ IGNORED_KEYS = {
     "tasks.max",
     "schema.history.internal.kafka.bootstrap.servers",
     "database.history.kafka.bootstrap.servers",
-    "include.schema.changes",
 }
+
+
+MESSAGE_KEY_PART = re.compile(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$")
 
 
 def _known_aliases() -> set[str]:
     return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
+
+
+def _unknown_key_warning(key: str, known: set[str]) -> None:
+    """One warning for a key that changes nothing here, naming a close known key if any."""
+    candidates = known | IGNORED_KEYS | config_keys.SUPPORTED_KEYS | set(config_keys.DEFAULT_ONLY)
+    close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.8)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    log.warning("config: unknown key %r ignored%s", key, hint)
 
 
 def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]:
@@ -268,17 +319,25 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
     """Validate a Kafka Connect style document; unknown keys warn once each."""
     name, raw = _name_and_settings(document, source)
     known = _known_aliases()
-    fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {}}
+    fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
+                              "column_mappers": {}, "transform_settings": {}}
     for key, value in raw.items():
         if key == "name":
             continue
-        if key.startswith(PASSTHROUGH_PREFIXES):
+        refused = config_keys.refusal(key, value, raw)
+        if refused is not None:
+            raise ConfigError(f"{source}: {key}: {refused}")
+        if key.startswith(config_keys.COLUMN_MAPPER_PREFIXES):
+            fields["column_mappers"][key] = str(value)
+        elif key == "transforms" or key.startswith("transforms."):
+            fields["transform_settings"][key] = str(value)
+        elif key.startswith(PASSTHROUGH_PREFIXES):
             group, _, rest = key.partition(".")
             fields[group][rest] = str(value)
         elif key in known:
             fields[key] = value
-        elif key not in IGNORED_KEYS:
-            log.warning("config: unknown key %r ignored", key)
+        elif key not in IGNORED_KEYS and not config_keys.changes_records(key):
+            _unknown_key_warning(key, known)
     try:
         return ConnectorConfig.model_validate(fields)
     except ValidationError as exc:
