@@ -122,6 +122,14 @@ class ConnectorConfig(BaseModel):
     value_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
     key_schema_registry_url: str | None = Field(None, alias="key.converter.schema.registry.url")
     value_schema_registry_url: str | None = Field(None, alias="value.converter.schema.registry.url")
+    # JsonConverter writes a field's default for a null value (Kafka Connect's default: true);
+    # Confluent's AvroConverter does the same unless ignore.default.for.nullables.
+    key_replace_null: bool = Field(True, alias="key.converter.replace.null.with.default")
+    value_replace_null: bool = Field(True, alias="value.converter.replace.null.with.default")
+    key_ignore_default_for_nullables: bool = Field(
+        False, alias="key.converter.ignore.default.for.nullables")
+    value_ignore_default_for_nullables: bool = Field(
+        False, alias="value.converter.ignore.default.for.nullables")
     offset_storage_topic: str | None = Field(None, alias="offset.storage.topic")
     schema_history_topic: str | None = Field(None, alias="schema.history.internal.kafka.topic")
     bootstrap_servers: str = Field(alias="bootstrap.servers", min_length=1)

@@ -19,6 +19,8 @@ SUPPORTED_KEYS = frozenset({
     "provide.transaction.metadata", "key.converter", "value.converter",
     "key.converter.schemas.enable", "value.converter.schemas.enable",
     "key.converter.schema.registry.url", "value.converter.schema.registry.url",
+    "key.converter.replace.null.with.default", "value.converter.replace.null.with.default",
+    "key.converter.ignore.default.for.nullables", "value.converter.ignore.default.for.nullables",
     "topic.prefix",
 })
 
@@ -77,8 +79,6 @@ DEFAULT_ONLY: dict[str, tuple[str, ...]] = {
     "header.converter": ("org.apache.kafka.connect.storage.simpleheaderconverter",),
     "key.converter.decimal.format": ("base64",),
     "value.converter.decimal.format": ("base64",),
-    "key.converter.replace.null.with.default": ("true",),
-    "value.converter.replace.null.with.default": ("true",),
 }
 
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from connector.config import AVRO_CONVERTER, JSON_CONVERTER, ConnectorConfig
 from connector.events.avro import avro_schema
+from connector.events.types import FieldMapping
 
 MAGIC_BYTE = b"\x00"
 
@@ -198,6 +199,23 @@ class CodecFactory:
         if url not in self._lookups:
             self._lookups[url] = registry_lookup(url)
         return self._lookups[url]
+
+    def null_writes_default(self, kind: str) -> bool:
+        """Whether the `kind` converter writes a field's schema default for a null value:
+        JsonConverter's `replace.null.with.default` [true]; Confluent's AvroConverter unless
+        `ignore.default.for.nullables` (both read the value with Kafka's `Struct.get`)."""
+        c = self._config
+        if (c.key_converter if kind == "key" else c.value_converter) == AVRO_CONVERTER:
+            return not (c.key_ignore_default_for_nullables if kind == "key"
+                        else c.value_ignore_default_for_nullables)
+        return c.key_replace_null if kind == "key" else c.value_replace_null
+
+    def as_written(self, kind: str, mapping: FieldMapping) -> FieldMapping:
+        """`mapping` with a null value written as the converter writes it: the field's
+        default when it has one and the converter replaces nulls (see null_writes_default)."""
+        if "default" not in mapping.schema or not self.null_writes_default(kind):
+            return mapping
+        return FieldMapping(mapping.schema, mapping.convert, mapping.schema["default"])
 
     def codec(self, kind: str, topic: str, schema: dict[str, Any]) -> Codec:
         c = self._config

@@ -202,7 +202,7 @@ class TableEncoder:
                                  for p in excluded)]
         dec, tpm = config.decimal_handling_mode, config.time_precision_mode
         value_cols = _supported(schema, value_cols, dec, tpm)
-        value_maps = [field_mapping(c, dec, tpm) for c in value_cols]
+        value_maps = [codecs.as_written("value", field_mapping(c, dec, tpm)) for c in value_cols]
         self._row = RowConverter(value_cols, value_maps)
         row_schema = {
             "type": "struct", "fields": [connect_field(c, m) for c, m in zip(value_cols,
@@ -233,7 +233,7 @@ class TableEncoder:
         self.key_schema: dict[str, Any] | None = None
         if key_columns:
             key_cols = [schema.column(n) for n in key_columns]
-            key_maps = [field_mapping(c, dec, tpm) for c in key_cols]
+            key_maps = [codecs.as_written("key", field_mapping(c, dec, tpm)) for c in key_cols]
             self._key = RowConverter(key_cols, key_maps)
             self.key_schema = {
                 "type": "struct",
