@@ -5,6 +5,10 @@ a row comparison, which older MySQL/MariaDB optimizers do not turn into an index
 Every query comes with a parameter list (maybe empty): always pass it to `execute`, since
 `%` in names is escaped for the driver's `%s` formatting. A condition is a rendered
 `signals.filters.Filter`: SQL already in that form, and its literal parameters.
+
+Key columns named in `exact` (FLOAT and DOUBLE ones: `keys.exact_key_columns`) are also
+selected as `col + 0e0`, a DOUBLE the server prints in full: a FLOAT's own text has 6
+digits, so 1.0000001 and 1 would read as one key, and neither matches the binlog's value.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Literal
 
 from connector.snapshot.window import Key
 
-__all__ = ["Condition", "chunk_query", "count_estimate_query", "key_predicate",
+__all__ = ["Condition", "chunk_query", "count_estimate_query", "exact_key_sql", "key_predicate",
            "max_key_query", "probe_query", "quote_ident"]
 
 Condition = tuple[str, list[Any]]
@@ -42,6 +46,13 @@ def _columns(key_columns: Sequence[str]) -> list[str]:
     return [_pct(quote_ident(c)) for c in key_columns]
 
 
+def exact_key_sql(name: str) -> str:
+    """A FLOAT or DOUBLE key column as a DOUBLE printed with every digit: `x + 0e0` is
+    exact (a FLOAT widens to DOUBLE without rounding) and, unlike the column, carries no
+    fixed decimals (FLOAT(M,D) prints D)."""
+    return f"({_pct(quote_ident(name))} + 0e0)"
+
+
 def key_predicate(key_columns: Sequence[str], bound: Key,
                   op: Literal[">", ">=", "<", "<="]) -> tuple[str, list[Any]]:
     """`(k1,..,kn) op bound` in lexicographic key order, expanded into ANDs and ORs."""
@@ -62,8 +73,9 @@ def key_predicate(key_columns: Sequence[str], bound: Key,
 
 def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | None,
                 condition: Condition | None, limit: int, upto: Key | None = None,
-                ) -> tuple[str, list[Any]]:
-    """The next chunk: rows with key > `after` (and <= `upto`), in key order, `limit` rows."""
+                exact: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """The next chunk: rows with key > `after` (and <= `upto`), in key order, `limit` rows;
+    after the table's columns, `exact_key_sql` of each column in `exact`, in that order."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"chunk limit must be a positive integer, not {limit!r}")
     cols = _columns(key_columns)
@@ -80,7 +92,8 @@ def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | No
     if condition:
         where.append(f"({condition[0]})")
         params += condition[1]
-    query = f"SELECT * FROM {_table(db, table)}"
+    query = f"SELECT {', '.join(['*', *(exact_key_sql(c) for c in exact)])} " \
+        f"FROM {_table(db, table)}"
     if where:
         query += " WHERE " + " AND ".join(where)
     query += " ORDER BY " + ", ".join(f"{c} ASC" for c in cols) + f" LIMIT {limit}"
@@ -88,10 +101,13 @@ def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | No
 
 
 def max_key_query(db: str, table: str, key_columns: Sequence[str],
-                  condition: Condition | None) -> tuple[str, list[Any]]:
+                  condition: Condition | None, exact: Sequence[str] = (),
+                  ) -> tuple[str, list[Any]]:
     """The largest key now (where the snapshot of this table ends); no row if empty."""
     cols = _columns(key_columns)
-    query = f"SELECT {', '.join(cols)} FROM {_table(db, table)}"
+    values = [exact_key_sql(name) if name in exact else col
+              for name, col in zip(key_columns, cols)]
+    query = f"SELECT {', '.join(values)} FROM {_table(db, table)}"
     params: list[Any] = []
     if condition:
         query += f" WHERE ({condition[0]})"

@@ -14,7 +14,12 @@ from typing import Any
 from connector.schema import TableSchema
 from connector.snapshot.window import Key
 
-__all__ = ["KeyRefused", "binlog_key_reader", "chunk_key_columns", "unique_columns_query"]
+__all__ = ["KeyRefused", "binlog_key_reader", "chunk_key_columns", "exact_key_columns",
+           "unique_columns_query"]
+
+# Approximate types: the binlog carries their exact binary value, but the server prints a
+# FLOAT with 6 significant digits and a FLOAT(M,D) or DOUBLE(M,D) with D decimals.
+_APPROXIMATE = frozenset({"float", "double"})
 
 
 class KeyRefused(ValueError):
@@ -50,6 +55,12 @@ def chunk_key_columns(schema: TableSchema, surrogate: str | None,
         raise KeyRefused(f"surrogate key {surrogate!r} has no unique index of its own and the "
                          "table has no primary key (rows sharing a value would be lost)")
     return (surrogate,)
+
+
+def exact_key_columns(schema: TableSchema, key_columns: tuple[str, ...]) -> tuple[str, ...]:
+    """The key columns a chunk SELECT must read in full (`chunks.exact_key_sql`), so that a
+    key compares equal to the binlog's and a stored bound neither skips nor repeats rows."""
+    return tuple(c for c in key_columns if schema.column(c).type_name in _APPROXIMATE)
 
 
 def _pad(length: int) -> Callable[[Any], Any]:

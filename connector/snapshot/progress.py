@@ -14,7 +14,7 @@ def _value_to_json(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
-        return {"float": repr(value)}  # repr round-trips exactly
+        return {"double": repr(value)}  # exact: repr round-trips (see _LEGACY_FLOAT)
     if isinstance(value, bytes | bytearray):
         return {"b64": base64.b64encode(bytes(value)).decode()}
     if isinstance(value, decimal.Decimal):
@@ -29,10 +29,19 @@ def _value_to_json(value: Any) -> Any:
     raise TypeError(f"cannot store a {type(value).__name__} key value in the offsets")
 
 
-def _value_from_json(value: Any) -> Any:
+# Earlier versions stored {"float": ...}: a FLOAT key as the server printed it, 6
+# significant digits, so up to 5e-6 of its value away from the row's key either way. Read
+# back, a last key moves down by more than that (the rows between are read again, never
+# skipped) and a max key moves up (the table does not end before its last row).
+_LEGACY_FLOAT = 1e-5
+
+
+def _value_from_json(value: Any, widen: int = 0) -> Any:
     if not isinstance(value, dict):
         return value
     (kind, data), = value.items()
+    if kind == "double":
+        return float(data)
     if kind == "decimal":
         return decimal.Decimal(data)
     if kind == "b64":
@@ -40,7 +49,8 @@ def _value_from_json(value: Any) -> Any:
     if kind == "hex":  # written by earlier versions
         return bytes.fromhex(data)
     if kind == "float":
-        return float(data)
+        number = float(data)
+        return number + widen * _LEGACY_FLOAT * abs(number)
     if kind == "datetime":
         return datetime.datetime.fromisoformat(data)
     if kind == "date":
@@ -56,9 +66,11 @@ def key_to_json(key: tuple[Any, ...] | None) -> list[Any] | None:
     return None if key is None else [_value_to_json(v) for v in key]
 
 
-def key_from_json(values: list[Any] | None) -> tuple[Any, ...] | None:
-    """The inverse of `key_to_json` (plain ints and strings are stored as themselves)."""
-    return None if values is None else tuple(_value_from_json(v) for v in values)
+def key_from_json(values: list[Any] | None, widen: int = 0) -> tuple[Any, ...] | None:
+    """The inverse of `key_to_json` (plain ints and strings are stored as themselves);
+    `widen` -1 for a last key, +1 for a max key moves an earlier version's rounded FLOAT
+    that way (`_LEGACY_FLOAT`)."""
+    return None if values is None else tuple(_value_from_json(v, widen) for v in values)
 
 
 @dataclass
@@ -82,8 +94,9 @@ class TableProgress:
     def from_json(cls, data: dict[str, Any]) -> TableProgress:
         return cls(table=data["table"], condition=data.get("condition"),
                    surrogate_key=data.get("surrogate_key"),
-                   last_key=key_from_json(data.get("last_key")),
-                   max_key=key_from_json(data.get("max_key")), rows=int(data.get("rows", 0)),
+                   last_key=key_from_json(data.get("last_key"), widen=-1),
+                   max_key=key_from_json(data.get("max_key"), widen=1),
+                   rows=int(data.get("rows", 0)),
                    estimate=int(data.get("estimate", 0)),
                    started=float(data.get("started", time.time())))
 

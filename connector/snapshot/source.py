@@ -51,6 +51,7 @@ class ChunkRequest:
     after: Key | None
     limit: int
     encoding: RowEncoding | None
+    exact_keys: tuple[str, ...] = ()  # key columns read again in full (chunks.exact_key_sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +81,19 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     """The low watermark, the chunk SELECT and the high watermark, on one session."""
     db, name = request.table.split(".", 1)
     sql, params = chunk_query(db, name, request.key_columns, request.after, request.condition,
-                              request.limit)
+                              request.limit, exact=request.exact_keys)
     with session.cursor() as cur:
         low = flavour.read_low(cur)
         cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
-        names = [d[0] for d in cur.description]
+        read = [d[0] for d in cur.description]
         rows = cur.fetchall()
         high = flavour.read_high(cur)
+    names = read[:len(read) - len(request.exact_keys)]
     if tuple(names) != request.columns:
         return ColumnsChanged(request.number)
-    key_idx = [names.index(c) for c in request.key_columns]
+    # A key column read in full comes after the table's columns; zip() below stops there.
+    key_idx = [len(names) + request.exact_keys.index(c) if c in request.exact_keys
+               else names.index(c) for c in request.key_columns]
     if len(key_idx) == 1:
         k = key_idx[0]
         keyed: dict[Key, Any] = {(r[k],): dict(zip(names, r)) for r in rows}

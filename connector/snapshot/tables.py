@@ -22,6 +22,7 @@ from connector.snapshot.keys import (
     KeyRefused,
     binlog_key_reader,
     chunk_key_columns,
+    exact_key_columns,
     unique_columns_query,
 )
 from connector.snapshot.progress import TableProgress
@@ -46,6 +47,7 @@ class ChunkedTable:
     key_columns: tuple[str, ...]
     condition: Condition | None
     binlog_key: Callable[[dict[str, Any]], Key]
+    exact_keys: tuple[str, ...] = ()  # key columns read as `chunks.exact_key_sql`
 
 
 def open_table(conn: Session, progress: TableProgress) -> ChunkedTable:
@@ -60,14 +62,16 @@ def open_table(conn: Session, progress: TableProgress) -> ChunkedTable:
             progress.condition).render([c.name for c in schema.columns])
     except (LookupError, KeyRefused, FilterError) as exc:
         raise TableSkipped(str(exc)) from None
-    return ChunkedTable(schema, keys, condition, binlog_key_reader(schema, keys))
+    return ChunkedTable(schema, keys, condition, binlog_key_reader(schema, keys),
+                        exact_key_columns(schema, keys))
 
 
 def measure(conn: Session, progress: TableProgress,
             table: ChunkedTable, flavour: Flavour) -> None:
     """Where the table's snapshot ends (its largest key now) and its estimated size."""
     db, name = progress.table.split(".", 1)
-    sql, params = max_key_query(db, name, table.key_columns, table.condition)
+    sql, params = max_key_query(db, name, table.key_columns, table.condition,
+                                table.exact_keys)
     with conn.cursor() as cur:
         cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
         row = cur.fetchone()
