@@ -182,7 +182,9 @@ class Dispatcher:
         per_table = self._tx_per_table
         total = self._tx_total
         captured = self._filter.captured
-        changes = [c for c in tx.changes if captured(c.table.db, c.table.table)]
+        skipped = self._config.skipped_operations  # as Debezium's binlog reader: unread
+        changes = [c for c in tx.changes
+                   if captured(c.table.db, c.table.table) and c.op not in skipped]
         if self._tx_metadata and changes and not self._tx_meta_open:
             self._tx_meta_open = True
             self._send_transaction(tx, "BEGIN", 0, {})

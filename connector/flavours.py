@@ -54,6 +54,8 @@ class Flavour:
     cnf_group: str  # the my.cnf section its server reads
     # The server variables read at start besides the requirements (replica detection).
     probe_variables: tuple[str, ...] = ()
+    # SHOW CREATE TABLE writes integer display widths (int(11)): Debezium's column length.
+    shows_integer_widths: bool = False
 
     def position(self, text: str) -> Position:
         """A stream position from its text form (offsets, REST); ValueError if not one."""
@@ -128,6 +130,7 @@ class _MariaDb(Flavour):
     is_mariadb = True
     cnf_group = "[mariadb]"
     probe_variables = ("gtid_binlog_pos",)
+    shows_integer_widths = True
 
     def position(self, text: str) -> MariaDbGtidPos:
         return MariaDbGtidPos.parse(text)

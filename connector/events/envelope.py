@@ -14,6 +14,8 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from connector.config import ConnectorConfig
+from connector.events.column_mappers import ColumnMappers
+from connector.events.column_selection import ColumnSelection
 from connector.events.converters import (
     Codec,
     CodecFactory,
@@ -191,18 +193,17 @@ class TableEncoder:
     """Key and value serialization for one table at one schema version."""
 
     def __init__(self, config: ConnectorConfig, codecs: CodecFactory, source: _SourceStruct,
-                 schema: TableSchema, key_columns: tuple[str, ...]) -> None:
+                 schema: TableSchema, key_columns: tuple[str, ...],
+                 shape: tuple[ColumnSelection, ColumnMappers]) -> None:
         prefix = config.topic_prefix
         self.topic = topic_name(prefix, schema.db, schema.table)
         self.schema = schema
         self.key_columns = key_columns
-        excluded = [re.compile(p, re.IGNORECASE) for p in config.column_exclude_list]
-        value_cols = [c for c in schema.columns
-                      if not any(p.fullmatch(f"{schema.db}.{schema.table}.{c.name}")
-                                 for p in excluded)]
+        selection, mappers = shape
         dec, tpm = config.decimal_handling_mode, config.time_precision_mode
-        value_cols = _supported(schema, value_cols, dec, tpm)
-        value_maps = [codecs.as_written("value", field_mapping(c, dec, tpm)) for c in value_cols]
+        value_cols = _supported(schema, selection.value_columns(schema), dec, tpm)
+        value_maps = [codecs.as_written("value", mappers.value_mapping(
+            schema.db, schema.table, c, field_mapping(c, dec, tpm))) for c in value_cols]
         self._row = RowConverter(value_cols, value_maps)
         row_schema = {
             "type": "struct", "fields": [connect_field(c, m) for c, m in zip(value_cols,
@@ -345,6 +346,8 @@ class EventEncoder:
         self._enrich = enrich
         self._codecs = CodecFactory(config, schema_ids)
         self._source = _SourceStruct(config.flavour, config.topic_prefix)
+        # column.include/exclude.list, message.key.columns and the column mappers
+        self._shape = (ColumnSelection(config), ColumnMappers(config))
         self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}
         # Hashing a TableSchema (every column) per event cost more than encoding a small row.
         self._last: tuple[TableSchema, tuple[str, ...] | None, TableEncoder] | None = None
@@ -380,9 +383,10 @@ class EventEncoder:
         cache_key = (schema, key_columns)
         encoder = self._tables.get(cache_key)
         if encoder is None:
-            keys = tuple(key_columns) if key_columns else schema.primary_key
+            keys = tuple(key_columns) if key_columns else self._shape[0].key_columns(schema)
             full = schema if self._enrich is None else self._enrich(schema)
-            encoder = TableEncoder(self.config, self._codecs, self._source, full, keys)
+            encoder = TableEncoder(self.config, self._codecs, self._source, full, keys,
+                                   self._shape)
             if len(self._tables) >= 4096:  # old schema versions after many DDLs
                 self._tables.clear()
             self._tables[cache_key] = encoder
