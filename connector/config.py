@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from connector import config_keys
 from connector.kafka_log import KAFKA_LOG
+from connector.smt import UnwrapSettings, removed_options, unwrap_settings
 from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
 log = logging.getLogger(__name__)
@@ -231,6 +232,11 @@ class ConnectorConfig(BaseModel):
             return self.server_flavour
         return "mariadb" if "mariadb" in self.connector_class.lower() else "mysql"
 
+    @property
+    def unwrap(self) -> UnwrapSettings | None:
+        """The ExtractNewRecordState transform configured (transforms.*), if any."""
+        return unwrap_settings(self.transform_settings)
+
     def with_server_flavour(self, flavour: Literal["mysql", "mariadb"]) -> ConnectorConfig:
         return self.model_copy(update={"server_flavour": flavour})
 
@@ -346,6 +352,13 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             fields[key] = value
         elif key not in IGNORED_KEYS and not config_keys.changes_records(key):
             _unknown_key_warning(key, known)
+    try:
+        unwrap_settings(fields["transform_settings"])
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    for key in removed_options(fields["transform_settings"]):
+        log.warning("config: %s is not read by Debezium 3 (removed in 2.x) and is ignored, as "
+                    "there: deletes and tombstones follow delete.tombstone.handling.mode", key)
     try:
         return ConnectorConfig.model_validate(fields)
     except ValidationError as exc:

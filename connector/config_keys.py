@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from connector import smt
+
 # Record-changing keys gtidmark honours, each read by a ConnectorConfig field.
 SUPPORTED_KEYS = frozenset({
     "column.include.list", "column.exclude.list", "message.key.columns", "skipped.operations",
@@ -41,7 +43,7 @@ HASH_V2_KEY = re.compile(
 COLUMN_MAPPER_PREFIXES = ("column.mask.", "column.truncate.")
 
 # Transforms (SMTs) honoured: class -> the option names honoured after transforms.<alias>.
-SUPPORTED_TRANSFORMS: dict[str, frozenset[str]] = {}
+SUPPORTED_TRANSFORMS: dict[str, frozenset[str]] = {smt.EXTRACT_NEW_RECORD_STATE: smt.OPTIONS}
 
 # Keys refused whatever their value.
 REFUSED_KEYS = {

@@ -21,6 +21,7 @@ from connector.binlog.transactions import Transaction
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, SourceInfo
 from connector.events.history import history_change, table_change
+from connector.events.unwrap import with_transforms
 from connector.filters import TableFilter
 from connector.flavours import flavour_named
 from connector.gtid import Position
@@ -103,7 +104,7 @@ class Dispatcher:
         self._config = config
         self._declared = declared if declared is not None else DeclaredColumns()
         self._encoder = encoder
-        self._sink = sink
+        self._sink = with_transforms(config.unwrap, sink, encoder)  # Kafka Connect's SMTs
         self._filter = table_filter
         self._admin = admin
         self._snapshots = snapshots

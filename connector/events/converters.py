@@ -26,6 +26,12 @@ SchemaIdLookup = Callable[[str, str], int]
 class Codec(Protocol):
     def encode(self, payload: dict[str, Any] | None) -> bytes | None: ...
 
+    def encode_null(self) -> bytes | None:
+        """A null value with this schema (not a tombstone's null schema, see unwrap.py)."""
+
+    def decode(self, raw: bytes) -> dict[str, Any]:
+        """The payload of a record this codec encoded."""
+
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
@@ -59,6 +65,17 @@ class JsonCodec:
         if self._schemas:
             return (self._prefix + _dumps(payload) + "}").encode("utf-8")
         return _dumps(payload).encode("utf-8")
+
+    def encode_null(self) -> bytes:
+        """JsonConverter's bytes for a null value whose schema is not null."""
+        return self._prefix_bytes + b"null}" if self._schemas else b"null"
+
+    def decode(self, raw: bytes) -> dict[str, Any]:
+        if not self._schemas:
+            return dict(json.loads(raw))
+        if raw.startswith(self._prefix_bytes):  # the schema part is ours: skip parsing it
+            return dict(json.loads(raw[len(self._prefix_bytes):-1]))
+        return dict(json.loads(raw)["payload"])
 
     def framer(self, write: Callable[[Mapping[str, Any]], str]
                ) -> Callable[[Mapping[str, Any]], bytes]:
@@ -160,6 +177,16 @@ class AvroCodec:
         out.write(self._header)
         fastavro.schemaless_writer(out, self._parsed, payload)
         return out.getvalue()
+
+    def encode_null(self) -> None:
+        """AvroConverter serializes a null value as null: a tombstone."""
+
+    def decode(self, raw: bytes) -> dict[str, Any]:
+        import fastavro
+
+        record = fastavro.schemaless_reader(io.BytesIO(raw[5:]), self._parsed, None)
+        assert isinstance(record, dict)
+        return record
 
 
 def registry_lookup(url: str) -> SchemaIdLookup:

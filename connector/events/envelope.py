@@ -245,6 +245,10 @@ class TableEncoder:
             if isinstance(self._key_codec, JsonCodec):
                 self._key_json = self._key_codec.framer(_row_writer(key_cols, key_maps).write)
 
+    def decode_value(self, raw: bytes) -> dict[str, Any]:
+        """The payload of a value this encoder wrote (a transform reads it back)."""
+        return self._value_codec.decode(raw)
+
     def key_values(self, row: dict[str, Any]) -> tuple[Any, ...]:
         """The raw key tuple (as decoded) for snapshot windows and deduplication."""
         return tuple(row[n] for n in self.key_columns)
@@ -351,6 +355,7 @@ class EventEncoder:
         self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}
         # Hashing a TableSchema (every column) per event cost more than encoding a small row.
         self._last: tuple[TableSchema, tuple[str, ...] | None, TableEncoder] | None = None
+        self._by_topic: dict[str, TableEncoder] = {}
         flavour = config.flavour
         self._hb = (self._codecs.codec("key", config.heartbeat_topic, HEARTBEAT_KEY),
                     self._codecs.codec("value", config.heartbeat_topic, HEARTBEAT_VALUE))
@@ -391,7 +396,12 @@ class EventEncoder:
                 self._tables.clear()
             self._tables[cache_key] = encoder
         self._last = (schema, key_columns, encoder)
+        self._by_topic[encoder.topic] = encoder
         return encoder
+
+    def for_topic(self, topic: str) -> TableEncoder | None:
+        """The encoder that wrote the last change record of `topic`; None for other topics."""
+        return self._by_topic.get(topic)
 
     def forget(self, table_id: str) -> None:
         """Drop the encoders of `table_id` after a DDL (a new DEFAULT keeps the row image)."""
