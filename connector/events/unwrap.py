@@ -65,58 +65,80 @@ class Unwrapped:
     headers: Headers
 
 
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """Where an added field or header's value is (Debezium's FieldReference.getValue)."""
+
+    name: str
+    struct: str | None
+    field: str
+    in_struct: bool  # found in its struct, not (as a fallback) at the envelope's top
+
+    def value(self, payload: dict[str, Any]) -> Any:
+        parent = payload if self.struct is None else payload.get(self.struct)
+        if parent is None:
+            return None  # no transaction block: the field is null
+        return parent.get(self.field) if self.in_struct else payload.get(self.field)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What one envelope schema unwraps to, worked out once per table version."""
+
+    row: dict[str, Any]  # the `after` field's schema
+    out: dict[str, Any]  # the rewritten / extended record's schema
+    fields: tuple[_Lookup, ...]
+    headers: tuple[_Lookup, ...]
+    defaults: tuple[tuple[str, Any], ...]  # (column, default) for the SMT's own replace
+
+
+def _lookups(envelope: dict[str, Any], refs: tuple[FieldRef, ...]
+             ) -> list[tuple[_Lookup, dict[str, Any]]]:
+    """The refs found (FieldReference.getField: in the struct, else at the top; neither:
+    left out, as there) with their field schemas."""
+    out = []
+    for ref in refs:
+        parent = envelope if ref.struct is None else _member(envelope, ref.struct)
+        schema = None if parent is None else _member(parent, ref.field)
+        if schema is not None:
+            out.append((_Lookup(ref.name, ref.struct, ref.field, True), schema))
+        elif (schema := _member(envelope, ref.field)) is not None:
+            out.append((_Lookup(ref.name, ref.struct, ref.field, False), schema))
+    return out
+
+
 class Unwrap:
     """ExtractNewRecordState on Connect-level records (envelope schema + payload)."""
 
     def __init__(self, settings: UnwrapSettings) -> None:
         self.settings = settings
-        self._schemas: dict[int, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
+        self._shapes: dict[int, tuple[dict[str, Any], _Shape]] = {}
 
-    def _row_schemas(self, envelope: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The `after` field's schema and the unwrapped record's (rewrite, add.fields)."""
-        cached = self._schemas.get(id(envelope))
+    def _shape(self, envelope: dict[str, Any]) -> _Shape:
+        cached = self._shapes.get(id(envelope))
         if cached is not None and cached[0] is envelope:
-            return cached[1], cached[2]
+            return cached[1]
+        s = self.settings
         row = _member(envelope, "after")
         assert row is not None, "an Envelope has an after field"
         row.pop("field")
         out = row
-        if self.settings.rewrites:  # Kafka's InsertField: a struct copy, then the field
+        if s.rewrites:  # Kafka's InsertField: a struct copy, then the field
             out = {"type": "struct", "fields": [*row["fields"], {
                 "type": "string", "optional": True, "field": DELETED_FIELD}],
                 **_basics(row, False)}
-        if self.settings.add_fields:
-            added = [{**_basics(schema, True), "field": ref.name}
-                     for ref in self.settings.add_fields
-                     if (schema := self._source_schema(envelope, ref)) is not None]
+        fields = _lookups(envelope, s.add_fields)
+        if s.add_fields:  # ExtractNewRecordState.makeUpdatedSchema: a copy, then the fields
+            added = [{**_basics(schema, True), "field": at.name} for at, schema in fields]
             out = {"type": "struct", "fields": [*out["fields"], *added], **_basics(out, False)}
-        if len(self._schemas) >= 1024:
-            self._schemas.clear()
-        self._schemas[id(envelope)] = (envelope, row, out)
-        return row, out
-
-    @staticmethod
-    def _source_schema(envelope: dict[str, Any], ref: FieldRef) -> dict[str, Any] | None:
-        """The schema of the field `ref` names (Debezium's FieldReference.getField):
-        inside its struct, else at the top; None when it is in neither (left out)."""
-        parent = envelope if ref.struct is None else _member(envelope, ref.struct)
-        found = None if parent is None else _member(parent, ref.field)
-        return found if found is not None else _member(envelope, ref.field)
-
-    @staticmethod
-    def _value(payload: dict[str, Any], envelope: dict[str, Any], ref: FieldRef) -> Any:
-        parent = payload if ref.struct is None else payload.get(ref.struct)
-        if parent is None:
-            return None  # no transaction block: the field is null
-        holder = envelope if ref.struct is None else _member(envelope, ref.struct)
-        if holder is not None and _member(holder, ref.field) is not None:
-            return parent.get(ref.field)
-        return payload.get(ref.field)
-
-    def headers(self, envelope: dict[str, Any], payload: dict[str, Any]) -> Headers:
-        return [(ref.name, header_value(self._value(payload, envelope, ref)))
-                for ref in self.settings.add_headers
-                if self._source_schema(envelope, ref) is not None]
+        defaults = tuple((f["field"], f["default"]) for f in row["fields"]
+                         if f.get("default") is not None) if s.replace_null else ()
+        shape = _Shape(row, out, tuple(at for at, _ in fields),
+                       tuple(at for at, _ in _lookups(envelope, s.add_headers)), defaults)
+        if len(self._shapes) >= 1024:
+            self._shapes.clear()
+        self._shapes[id(envelope)] = (envelope, shape)
+        return shape
 
     def tombstone(self) -> Unwrapped | None:
         """A tombstone: kept only by rewrite-with-tombstone; an `op` header says d."""
@@ -128,35 +150,35 @@ class Unwrap:
     def change(self, envelope: dict[str, Any], payload: dict[str, Any]) -> Unwrapped | None:
         """A change record's row state as the SMT writes it; None when it drops it."""
         s = self.settings
-        headers = self.headers(envelope, payload)
+        shape = self._shape(envelope)
+        headers: Headers = [(at.name, header_value(at.value(payload))) for at in shape.headers]
         after, before = payload.get("after"), payload.get("before")
-        row_schema, out_schema = self._row_schemas(envelope)
         if after is None:
             if before is None or s.mode == "drop":
                 return None  # a truncate (none from MySQL) or a dropped delete
             if s.mode == "tombstone":
-                return Unwrapped(row_schema, None, headers)
+                return Unwrapped(shape.row, None, headers)
             if s.mode == "delete-to-tombstone":
                 return Unwrapped(None, None, headers)
-            row = self._rewritten(row_schema, before, "true")
+            row = self._rewritten(shape, before, "true")
+        elif s.rewrites:
+            row = self._rewritten(shape, after, "false")
+        elif shape.fields:
+            row = after
         else:
-            row = self._rewritten(row_schema, after, "false") if s.rewrites else after
-            if not s.rewrites and not s.add_fields:
-                return Unwrapped(row_schema, row, headers)
-        for ref in s.add_fields:
-            if self._source_schema(envelope, ref) is not None:
-                row[ref.name] = self._value(payload, envelope, ref)
-        return Unwrapped(out_schema, row, headers)
+            return Unwrapped(shape.row, after, headers)
+        for at in shape.fields:
+            row[at.name] = at.value(payload)
+        return Unwrapped(shape.out, row, headers)
 
-    def _rewritten(self, row_schema: dict[str, Any], row: dict[str, Any],
-                   deleted: str) -> dict[str, Any]:
+    @staticmethod
+    def _rewritten(shape: _Shape, row: dict[str, Any], deleted: str) -> dict[str, Any]:
         """InsertField's copy with `__deleted`: with the SMT's replace.null.with.default
         [true] a null takes its field's default (Struct.get), as the copy reads it."""
         out = dict(row)
-        if self.settings.replace_null:
-            for field in row_schema["fields"]:
-                if out.get(field["field"]) is None and field.get("default") is not None:
-                    out[field["field"]] = field["default"]
+        for name, default in shape.defaults:
+            if out.get(name) is None:
+                out[name] = default
         out[DELETED_FIELD] = deleted
         return out
 
