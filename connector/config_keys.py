@@ -52,12 +52,16 @@ REFUSED_KEYS = {
     "snapshot.select.statement.overrides": "snapshot rows come from whole-table chunk queries",
     "gtid.source.includes": "events are not filtered by GTID source",
     "gtid.source.excludes": "events are not filtered by GTID source",
+    "snapshot.include.collection.list": "snapshot.mode=initial reads every captured table; "
+                                        "others are snapshotted with execute-snapshot",
 }
 REFUSED_PREFIXES = {
     "predicates.": "predicates are Java classes",
     "snapshot.select.statement.overrides.": "snapshot rows come from whole-table chunk queries",
 }
 
+# Confluent's default subject naming, lower-cased as values are compared.
+AVRO_TOPIC_NAMES = "io.confluent.kafka.serializers.subject.topicnamestrategy"
 # Keys honoured only at the value(s) listed (Debezium's defaults, case-insensitive).
 DEFAULT_ONLY: dict[str, tuple[str, ...]] = {
     "predicates": ("",),
@@ -81,6 +85,14 @@ DEFAULT_ONLY: dict[str, tuple[str, ...]] = {
     "header.converter": ("org.apache.kafka.connect.storage.simpleheaderconverter",),
     "key.converter.decimal.format": ("base64",),
     "value.converter.decimal.format": ("base64",),
+    "key.converter.connect.meta.data": ("true",),
+    "value.converter.connect.meta.data": ("true",),
+    "key.converter.enhanced.avro.schema.support": ("false",),
+    "value.converter.enhanced.avro.schema.support": ("false",),
+    "key.converter.scrub.invalid.names": ("false",),
+    "value.converter.scrub.invalid.names": ("false",),
+    "key.converter.key.subject.name.strategy": (AVRO_TOPIC_NAMES,),
+    "value.converter.value.subject.name.strategy": (AVRO_TOPIC_NAMES,),
 }
 
 

@@ -45,6 +45,11 @@ def run_cli(path: Path) -> subprocess.CompletedProcess[str]:
      ("binary.handling.mode: changes what is written; only 'bytes' (Debezium's default) is "
       "supported (got 'base64')")),
     ({"include.schema.changes": False}, "include.schema.changes: changes what is written"),
+    ({"value.converter.value.subject.name.strategy":
+      "io.confluent.kafka.serializers.subject.RecordNameStrategy"},
+     "value.converter.value.subject.name.strategy: changes what is written"),
+    ({"snapshot.include.collection.list": "db.t"},
+     "snapshot.include.collection.list: changes what is written"),
     ({"skipped.operations": "c,x"}, "skipped.operations: invalid operation 'x'"),
     ({"message.key.columns": "db.t"}, "message.key.columns: 'db.t' is not <fully-qualified"),
     ({"column.include.list": "a", "column.exclude.list": "b"},
