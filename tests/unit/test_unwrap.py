@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -15,6 +16,9 @@ from connector.events import EventEncoder
 from connector.events.converters import AVRO_CONVERTER, CodecFactory
 from connector.events.unwrap import Headers, Unwrap, UnwrapSink, with_transforms
 from connector.schema import Column, TableSchema
+from connector.smt import EXTRACT_NEW_RECORD_STATE
+from tests.unit.test_config import doc as connector_file
+from tests.unit.test_config import run_cli
 from tests.unit.test_envelope import SOURCE, config
 
 TABLE = TableSchema("shop", "items", (
@@ -167,3 +171,17 @@ def test_options_debezium_3_no_longer_reads_warn(caplog: pytest.LogCaptureFixtur
         cfg = unwrap_config(drop_tombstones="false")
     assert cfg.unwrap is not None and cfg.unwrap.mode == "tombstone"
     assert "transforms.unwrap.drop.tombstones is not read by Debezium 3" in caplog.text
+
+
+@pytest.mark.parametrize(("option", "value"), [("route.by.field", "v"),
+                                               ("delete.tombstone.handling.mode", "none")])
+def test_gtidmark_run_exits_2_naming_the_option(tmp_path: Path, option: str,
+                                                value: str) -> None:
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps(connector_file(**{
+        "transforms": "flat", "transforms.flat.type": EXTRACT_NEW_RECORD_STATE,
+        f"transforms.flat.{option}": value})))
+    result = run_cli("run", "--config", str(path))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"transforms.flat.{option}" in lines[0], result.stderr
