@@ -7,7 +7,8 @@ and the engine only frames and produces. A thread cannot do it: mysqlclient buil
 the encoders run holding the GIL (a prefetching thread measured 54-61k rows/s against
 64-70k without it).
 
-Requests are answered one at a time, in order. The process starts with the first request,
+It also reads each table's chunking and largest key (table_reads.py), so that no snapshot
+query of a table runs on the engine thread. Requests are answered one at a time, in order. The process starts with the first request,
 and ends when the parent closes its end of the pipe (a stop, or the parent dying).
 """
 
@@ -34,6 +35,7 @@ from connector.logs import configure_logging
 from connector.snapshot.session import Session, SqlError, snapshot_session
 from connector.snapshot.source import ChunkRequest, ColumnsChanged, SelectedChunk, select_chunk
 from connector.snapshot.sql_errors import describe, error_code
+from connector.snapshot.table_reads import TableRead, TableRefused, TableRequest, read_table
 
 log = logging.getLogger("gtidmark.snapshot")
 
@@ -53,7 +55,8 @@ class ChunkReadFailed(Exception):
         return ChunkReadFailed, (self.number, self.code, self.reason, self.fatal)
 
 
-Answer = SelectedChunk | ColumnsChanged | ChunkReadFailed
+Request = ChunkRequest | TableRequest
+Answer = SelectedChunk | ColumnsChanged | TableRead | TableRefused | ChunkReadFailed
 
 
 class _Reader:
@@ -65,11 +68,14 @@ class _Reader:
         self._events: EventEncoder | None = None
         self._encoders: dict[RowEncoding, Callable[[dict[str, Any]], Any]] = {}
 
-    def read(self, request: ChunkRequest) -> Answer:
+    def read(self, request: Request) -> Answer:
         try:
             if self._session is None:
                 self._session = snapshot_session(self._config)
-            return select_chunk(self._session, request, flavour_named(self._config.flavour),
+            flavour = flavour_named(self._config.flavour)
+            if isinstance(request, TableRequest):
+                return read_table(self._session, request, flavour)
+            return select_chunk(self._session, request, flavour,
                                 self._encoder(request.encoding))
         except SqlError as exc:
             self._close()
@@ -125,8 +131,8 @@ class ChunkReader:
         self._conn: Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
-    def request(self, request: ChunkRequest) -> None:
-        """Ask for a chunk; its answer comes after those of earlier requests."""
+    def request(self, request: Request) -> None:
+        """Ask for a chunk or a table; its answer comes after those of earlier requests."""
         if self._conn is None:
             self._start()
         assert self._conn is not None

@@ -12,8 +12,10 @@ opens, the next chunk is asked for. By the time it opens, the stream may have em
 changes its L does not hold; the keys the stream touched since the chunk was asked for
 (`RecentChanges`) are replayed into its window, which drops those rows.
 
-What a signal does to the state is `actions`'; the catalog reads are the `source`'s; the
-records are the dispatcher's, reached through the `emit` callback (see `EmitRows`).
+What a signal does to the state is `actions`'; a signal's catalog reads are the `source`'s;
+a table's chunking and largest key are the chunk reader's too (table_reads.py), so the
+stream never waits on a snapshot query of a table; the records are the dispatcher's,
+reached through the `emit` callback (see `EmitRows`).
 """
 
 from __future__ import annotations
@@ -30,13 +32,14 @@ from connector.events.envelope import RowEncoding
 from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
 from connector.snapshot import actions
-from connector.snapshot.chunk_reader import ChunkReader, ChunkReadFailed
+from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import SqlError
 from connector.snapshot.source import ChunkRequest, ChunkSource, ColumnsChanged, SelectedChunk
 from connector.snapshot.sql_errors import describe, is_connection_error
 from connector.snapshot.state import SnapshotState
-from connector.snapshot.tables import ChunkedTable, TableSkipped
+from connector.snapshot.table_reads import TableRead, TableRefused, TableRequest
+from connector.snapshot.tables import ChunkedTable
 from connector.snapshot.window import ChunkWindow, RecentChanges
 from signals.channel import ReceivedSignal
 from signals.patterns import PatternTooSlow
@@ -78,7 +81,7 @@ class SnapshotCoordinator:
         self._encoding = encoding
         self._emit = emit
         self._numbers = itertools.count(1)
-        self._asked: ChunkRequest | None = None  # the request whose answer comes next
+        self._asked: ChunkRequest | TableRequest | None = None  # whose answer comes next
         self._recent: RecentChanges | None = None  # the head table's keys since a request
         self._keyed: ChunkedTable | None = None  # how the watched table's binlog rows key
         self.state = SnapshotState(chunk_size=config.chunk_size,
@@ -179,6 +182,8 @@ class SnapshotCoordinator:
         head = self._head()
         if head is not None and head.table == table_id:
             self._table = None  # read the new columns before the next chunk
+            if isinstance(self._asked, TableRequest):
+                self._asked = None  # they may be the old ones
 
     def after_transaction(self, processed: Position, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
@@ -205,19 +210,23 @@ class SnapshotCoordinator:
         try:
             if self.state.initial:
                 self._queue_all_tables()
-            prepared = self._prepared()
         except SqlError as exc:
             self._source.close()
             self._read_failed(exc, describe(exc))
             return
-        if prepared is None:
+        progress = self._ready_head()
+        if progress is None:
             return
-        progress, table = prepared
         if self._asked is None:
-            self._ask(progress, table, progress.last_key, processed)
-            return
+            if self._table is None or self._table[0] is not progress:
+                self._ask_table(progress)  # its chunking (and bounds) first, off the stream
+            else:
+                self._ask(progress, self._table[1], progress.last_key, processed)
         answer = self._answer()
         if answer is None:
+            return
+        if isinstance(answer, TableRead | TableRefused):
+            self._table_read(progress, answer, processed)
             return
         if isinstance(answer, ChunkReadFailed):
             if answer.fatal:
@@ -229,7 +238,32 @@ class SnapshotCoordinator:
                      progress.table)
             self._table = None
             return
-        self._open_window(answer, progress, table, processed)
+        if self._table is None:
+            return  # a DDL came after the request: the table is read again
+        self._open_window(answer, progress, self._table[1], processed)
+
+    def _ask_table(self, progress: TableProgress) -> None:
+        self._table = None
+        self._asked = TableRequest(next(self._numbers), replace(progress),
+                                   measure=progress.max_key is None)
+        self._reader.request(self._asked)
+
+    def _table_read(self, progress: TableProgress, answer: TableRead | TableRefused,
+                    processed: Position) -> None:
+        """The head's chunking is read: ask for its next chunk (or skip the table)."""
+        if isinstance(answer, TableRefused):
+            log.warning("snapshot of %s skipped: %s", progress.table, answer.reason)
+            self._finish_table(skipped=True)
+            return
+        table = answer.chunked()
+        self._table = (progress, table)
+        if answer.bounds is not None:
+            progress.max_key, progress.estimate = answer.bounds
+            progress.started = time.time()
+            log.info("snapshot of %s starts: about %d rows, key %s", progress.table,
+                     progress.estimate, ", ".join(table.key_columns))
+        if progress.max_key != ():
+            self._ask(progress, table, progress.last_key, processed)
 
     def _ask(self, progress: TableProgress, table: ChunkedTable, after: Any,
              processed: Position) -> None:
@@ -245,7 +279,7 @@ class SnapshotCoordinator:
             encoding=self._encoding(table.schema), exact_keys=table.exact_keys)
         self._reader.request(self._asked)
 
-    def _answer(self) -> SelectedChunk | ColumnsChanged | ChunkReadFailed | None:
+    def _answer(self) -> Answer | None:
         """The answer to the asked request (answers to forgotten ones are dropped)."""
         while (answer := self._reader.answer()) is not None:
             if self._asked is not None and answer.number == self._asked.number:
@@ -289,21 +323,11 @@ class SnapshotCoordinator:
                     head.table, reason)
         self._finish_table(skipped=True)
 
-    def _prepared(self) -> tuple[TableProgress, ChunkedTable] | None:
-        """The queue's head ready for its next chunk; skipped and finished tables leave."""
-        while (progress := self._head()) is not None:
-            if self._table is None or self._table[0] is not progress:
-                try:
-                    self._table = (progress, self._source.prepare(progress))
-                except TableSkipped as exc:
-                    log.warning("snapshot of %s skipped: %s", progress.table, exc)
-                    self._finish_table(skipped=True)
-                    continue
-            if progress.max_key == ():
-                self._finish_table()
-                continue
-            return self._table
-        return None
+    def _ready_head(self) -> TableProgress | None:
+        """The queue's head; tables found empty leave (complete, 0 rows)."""
+        while (progress := self._head()) is not None and progress.max_key == ():
+            self._finish_table()
+        return progress
 
     def _queue_all_tables(self) -> None:
         tables = self._source.captured_tables()

@@ -10,6 +10,7 @@ restored below.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Protocol, cast
 
 import MySQLdb
@@ -28,6 +29,15 @@ class Session(Protocol):
     def cursor(self) -> Any: ...
     def close(self) -> None: ...
 
+
+# How long a snapshot or catalog session waits for the server's next bytes. Each statement
+# the snapshot runs is bounded on the server (tables.CHUNK_TIMEOUT_S, 30 s, for a chunk or
+# a largest key: the server then answers with an error), and result rows keep bytes
+# coming, so silence for twice that is a connection gone half-open (a failover, a dead
+# host): the read fails with error 2013 and the session is opened again, with one line.
+# A largest key that needs more than 30 s is not an error either (tables.measure). It was
+# 600 s: a catalog read on the engine thread stalled the stream for ten minutes.
+READ_TIMEOUT_S = int(os.environ.get("GTIDMARK_SNAPSHOT_READ_TIMEOUT", "60"))
 
 # Explicit, so that no server-side mode changes quoting (ANSI_QUOTES, NO_BACKSLASH_ESCAPES)
 # or what a SELECT returns (PAD_CHAR_TO_FULL_LENGTH).
@@ -78,7 +88,7 @@ def snapshot_session(config: ConnectorConfig) -> Session:
     conn = MySQLdb.connect(
         host=settings["host"], port=settings["port"], user=settings["user"],
         password=settings["passwd"], charset="utf8mb4", conv=CONVERSIONS, autocommit=True,
-        connect_timeout=10, read_timeout=600, init_command=SNAPSHOT_SESSION_INIT,
+        connect_timeout=10, read_timeout=READ_TIMEOUT_S, init_command=SNAPSHOT_SESSION_INIT,
         **tls_arguments(settings.get("ssl")))
     with conn.cursor() as cur:
         cur.execute("SET SESSION TRANSACTION READ ONLY")

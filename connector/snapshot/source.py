@@ -1,9 +1,10 @@
-"""The snapshot's reads of the replica: captured tables, a table's chunking, chunk SELECTs.
+"""The snapshot's reads of the replica: captured tables, a filter's check, chunk SELECTs.
 
 Each on a read-only session (connector/snapshot/session.py): `ChunkSource` reads the catalog
-for the coordinator; `select_chunk` reads one chunk between its low and high watermark
-(DBLog), in the chunk reader process (chunk_reader.py). SELECTs and variable reads only; no
-locks, no writes.
+for the coordinator's signals, on the engine thread; `select_chunk` reads one chunk between
+its low and high watermark (DBLog), in the chunk reader process (chunk_reader.py), as
+table_reads.py reads a table's chunking there. SELECTs and variable reads only; no locks,
+no writes.
 """
 
 from __future__ import annotations
@@ -11,28 +12,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import operator
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from connector.events.envelope import RowEncoding
 from connector.filters import TableFilter
 from connector.flavours import Flavour
 from connector.gtid import Position
 from connector.snapshot.chunks import Condition, chunk_query
-from connector.snapshot.progress import TableProgress
-from connector.snapshot.session import Session
-from connector.snapshot.tables import (
-    CHUNK_TIMEOUT_S,
-    ChunkedTable,
-    condition_refused,
-    measure,
-    open_table,
-)
+from connector.snapshot.session import Session, SqlError
+from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.tables import CHUNK_TIMEOUT_S, condition_refused
 from connector.snapshot.window import Key
 
 log = logging.getLogger("gtidmark.snapshot")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +86,7 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     names = read[:len(read) - len(request.exact_keys)]
     if tuple(names) != request.columns:
         return ColumnsChanged(request.number)
-    # A key column read in full comes after the table's columns; zip() below stops there.
+    # A key column read in full comes after the table's columns; zip() stops before them.
     key_idx = [len(names) + request.exact_keys.index(c) if c in request.exact_keys
                else names.index(c) for c in request.key_columns]
     if len(key_idx) == 1:
@@ -100,6 +95,11 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     else:
         key_of = operator.itemgetter(*key_idx)
         keyed = {key_of(r): dict(zip(names, r)) for r in rows}
+    if request.exact_keys:  # the row's value too: its event is keyed as binlog events are
+        at = [(c, request.key_columns.index(c)) for c in request.exact_keys]
+        for key, row in keyed.items():
+            for column, i in at:
+                row[column] = key[i]
     if encode is not None:
         keyed = {key: encode(row) for key, row in keyed.items()}
     last = tuple(rows[-1][i] for i in key_idx) if rows else None
@@ -127,25 +127,26 @@ class ChunkSource:
                 self._conn.close()
             self._conn = None
 
+    def _read(self, read: Callable[[Session], T]) -> T:
+        """`read` on the session; one found dead (closed while idle, or silent past its read
+        timeout) is replaced once, with one line, so a signal is not skipped for it."""
+        try:
+            return read(self._session())
+        except SqlError as exc:
+            if not is_connection_error(exc):
+                raise
+            self.close()
+            log.warning("snapshot catalog session lost (%s); reconnecting", describe(exc))
+        return read(self._session())
+
     def captured_tables(self) -> list[str]:
-        with self._session().cursor() as cur:
-            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
-                        "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME")
-            rows = cur.fetchall()
-        return [f"{db}.{t}" for db, t in rows if self._filter.captured(db, t)]
+        def tables(session: Session) -> list[tuple[str, str]]:
+            with session.cursor() as cur:
+                cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                            "WHERE TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_SCHEMA, TABLE_NAME")
+                return list(cur.fetchall())
+        return [f"{db}.{t}" for db, t in self._read(tables) if self._filter.captured(db, t)]
 
     def condition_refused(self, table: str, condition: str) -> str | None:
-        return condition_refused(self._session(), table, condition, self._flavour)
-
-    def prepare(self, progress: TableProgress) -> ChunkedTable:
-        """Schema, key columns and filter; on a table's first chunk also its max key and size.
-
-        Raises connector.snapshot.tables.TableSkipped with the reason.
-        """
-        chunked = open_table(self._session(), progress)
-        if progress.max_key is None:
-            measure(self._session(), progress, chunked, self._flavour)
-            progress.started = time.time()
-            log.info("snapshot of %s starts: about %d rows, key %s", progress.table,
-                     progress.estimate, ", ".join(chunked.key_columns))
-        return chunked
+        return self._read(lambda session: condition_refused(session, table, condition,
+                                                            self._flavour))

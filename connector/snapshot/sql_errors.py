@@ -9,12 +9,16 @@ from __future__ import annotations
 # Codes that mean the connection, not the query, failed: retry with a new connection.
 _CONNECTION_CODES = frozenset({1040, 1053, 1152, 1153, 1158, 1159, 1160, 1161, 1205, 1213,
                                1927, 4031})
+# The server aborted a statement at its time limit (MariaDB's max_statement_time, MySQL's
+# MAX_EXECUTION_TIME).
+STATEMENT_TIMEOUTS = frozenset({1969, 3024})
 _NAMES = {
     1969: "statement timeout (max_statement_time)", 3024: "statement timeout",
     1317: "query interrupted", 1146: "table does not exist", 1049: "unknown database",
     1054: "unknown column", 1142: "SELECT denied", 1143: "SELECT denied on a column",
     1064: "syntax error", 1292: "invalid value in the filter",
     1366: "invalid value in the filter", 1690: "value out of range",
+    2006: "server gone", 2013: "connection lost or silent past the read timeout",
 }
 
 

@@ -6,6 +6,7 @@ cannot be chunked safely raises `TableSkipped` with the one-line reason.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +28,16 @@ from connector.snapshot.keys import (
 )
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import Session, SqlError
-from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.sql_errors import (
+    STATEMENT_TIMEOUTS,
+    describe,
+    error_code,
+    is_connection_error,
+)
 from connector.snapshot.window import Key
 from signals.filters import FilterError, parse_filter
+
+log = logging.getLogger("gtidmark.snapshot")
 
 CHUNK_TIMEOUT_S = 30.0   # a chunk or max-key SELECT running longer is aborted by the server
 PROBE_TIMEOUT_S = 5.0    # checking a signal's filter
@@ -66,19 +74,33 @@ def open_table(conn: Session, progress: TableProgress) -> ChunkedTable:
                         exact_key_columns(schema, keys))
 
 
-def measure(conn: Session, progress: TableProgress,
-            table: ChunkedTable, flavour: Flavour) -> None:
-    """Where the table's snapshot ends (its largest key now) and its estimated size."""
-    db, name = progress.table.split(".", 1)
-    sql, params = max_key_query(db, name, table.key_columns, table.condition,
-                                table.exact_keys)
+def measure(conn: Session, table_id: str, table: ChunkedTable,
+            flavour: Flavour) -> tuple[Key, int]:
+    """Where the table's snapshot ends (its largest key now, () if empty) and its estimated
+    size. Run by the chunk reader, off the stream: it may take up to CHUNK_TIMEOUT_S."""
+    db, name = table_id.split(".", 1)
     with conn.cursor() as cur:
-        cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
-        row = cur.fetchone()
-        progress.max_key = tuple(row) if row else ()
+        try:
+            row = _largest_key(cur, db, name, table, table.condition, flavour)
+        except SqlError as exc:
+            if table.condition is None or error_code(exc) not in STATEMENT_TIMEOUTS:
+                raise
+            # A filter matching few rows of a large table scans far back from its end. The
+            # largest key of all (one index read) ends the snapshot as well: the chunks after
+            # the last matching row come back short, which ends the table too.
+            log.info("largest key of %s under its filter took over %gs; the snapshot ends "
+                     "at the table's largest key", table_id, CHUNK_TIMEOUT_S)
+            row = _largest_key(cur, db, name, table, None, flavour)
         cur.execute(*count_estimate_query(db, name))
         est = cur.fetchone()
-        progress.estimate = int(est[0] or 0) if est else 0
+    return (tuple(row) if row else ()), (int(est[0] or 0) if est else 0)
+
+
+def _largest_key(cur: Any, db: str, name: str, table: ChunkedTable,
+                 condition: Condition | None, flavour: Flavour) -> Any:
+    sql, params = max_key_query(db, name, table.key_columns, condition, table.exact_keys)
+    cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
+    return cur.fetchone()
 
 
 def condition_refused(conn: Session, table: str, condition: str,

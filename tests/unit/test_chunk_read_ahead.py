@@ -1,8 +1,8 @@
 """The coordinator reads one chunk ahead; a chunk whose L the stream has passed is made safe.
 
-The chunk reader process and the catalog are replaced by stand-ins answering as the real
-ones do (the integration tests run the real ones); the windows, the kept keys and the
-coordinator are the product's.
+The chunk reader process (chunk SELECTs and a table's chunking) is replaced by a stand-in
+answering as the real one does (the integration tests run the real one); the windows, the
+kept keys and the coordinator are the product's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.source import ChunkRequest, SelectedChunk
 from connector.snapshot.state import SnapshotState
-from connector.snapshot.tables import ChunkedTable
+from connector.snapshot.table_reads import TableRead, TableRequest
 from tests.unit.test_config import doc
 
 SCHEMA = TableSchema("d", "t", (Column("id", "int", nullable=False), Column("v", "int")),
@@ -31,7 +31,11 @@ class Reader:
         self.requests: list[ChunkRequest] = []
         self.answers: deque[Any] = deque()
 
-    def request(self, request: ChunkRequest) -> None:
+    def request(self, request: ChunkRequest | TableRequest) -> None:
+        if isinstance(request, TableRequest):  # the table's chunking: answered at once
+            bounds = ((4,), 4) if request.measure else None
+            self.answers.append(TableRead(request.number, SCHEMA, ("id",), None, (), bounds))
+            return
         self.requests.append(request)
 
     def has_answer(self) -> bool:
@@ -45,10 +49,7 @@ class Reader:
 
 
 class Catalog:
-    def prepare(self, progress: TableProgress) -> ChunkedTable:
-        if progress.max_key is None:
-            progress.max_key = (4,)
-        return ChunkedTable(SCHEMA, ("id",), None, lambda row: (row["id"],))
+    """The signals' catalog: no signal is sent here."""
 
     def close(self) -> None:
         pass

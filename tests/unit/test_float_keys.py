@@ -102,6 +102,7 @@ def test_every_binlog_float_key_finds_its_chunk_row(values: list[float]) -> None
     chunk, sql = read_chunk(SCHEMA, [(k, n) for n, k in enumerate(keys)])
     assert "(`k` + 0e0)" in sql
     assert len(chunk.rows) == len(keys)  # 1.0000001 and 1 print alike: two rows, two keys
+    assert all(row["k"] == key[0] for key, row in chunk.rows.items())  # the event's key
     window: ChunkWindow[Any] = ChunkWindow("d.t", dict(chunk.rows), chunk.low, chunk.high)
     key_of = binlog_key_reader(SCHEMA, ("k",))
     for n, k in enumerate(keys):

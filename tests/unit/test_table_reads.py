@@ -1,0 +1,71 @@
+"""A table's chunking as the chunk reader reads it: a largest key the server times out under
+the snapshot's filter ends the snapshot at the table's largest key instead of skipping it."""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+import MySQLdb
+import pytest
+
+from connector.flavours import MARIADB
+from connector.schema import Column, TableSchema
+from connector.snapshot.tables import ChunkedTable, measure
+
+SCHEMA = TableSchema("d", "t", (Column("id", "int", nullable=False), Column("v", "int")),
+                     ("id",))
+
+
+class SlowFilterCursor:
+    """A server whose largest-key SELECT under a WHERE runs past its time limit."""
+
+    def __init__(self, slow: str = " WHERE ") -> None:
+        self.slow = slow  # what in a SELECT makes it time out
+        self.statements: list[str] = []
+        self._row: tuple[Any, ...] | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def execute(self, sql: str, params: Any = None) -> None:
+        self.statements.append(sql)
+        if "TABLE_ROWS" in sql:
+            self._row = (1000,)
+        elif self.slow in sql:
+            raise MySQLdb.OperationalError(1969, "Query execution was interrupted")
+        else:
+            self._row = (99,)
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._row
+
+
+class Server:
+    def __init__(self, slow: str = " WHERE ") -> None:
+        self.cur = SlowFilterCursor(slow)
+
+    def cursor(self) -> SlowFilterCursor:
+        return self.cur
+
+    def close(self) -> None:
+        pass
+
+
+def table(condition: tuple[str, list[Any]] | None) -> ChunkedTable:
+    return ChunkedTable(SCHEMA, ("id",), condition, lambda row: (row["id"],))
+
+
+def test_a_filtered_largest_key_past_the_time_limit_falls_back_to_the_tables() -> None:
+    server = Server()
+    assert measure(server, "d.t", table(("`v` > %s", [5])), MARIADB) == ((99,), 1000)
+    filtered, whole = server.cur.statements[:2]
+    assert "WHERE (`v` > %s)" in filtered and "WHERE" not in whole
+
+
+def test_an_unfiltered_largest_key_past_the_time_limit_is_still_an_error() -> None:
+    server = Server(slow="DESC")
+    with pytest.raises(MySQLdb.OperationalError):
+        measure(server, "d.t", table(None), MARIADB)
