@@ -222,12 +222,14 @@ class SnapshotCoordinator:
                 self._ask_table(progress)  # its chunking (and bounds) first, off the stream
             else:
                 self._ask(progress, self._table[1], progress.last_key, processed)
+        asked = self._asked
         answer = self._answer()
         if answer is None:
             return
         if isinstance(answer, TableRead | TableRefused):
-            self._table_read(progress, answer, processed)
-            return
+            if isinstance(asked, TableRequest) and asked.progress.table == progress.table:
+                self._table_read(progress, answer, processed)
+            return  # else a signal stopped that table's snapshot meanwhile: ask for the head
         if isinstance(answer, ChunkReadFailed):
             if answer.fatal:
                 raise RuntimeError(f"snapshot chunk of {progress.table}: {answer.reason}")

@@ -1,5 +1,6 @@
 """A table's chunking as the chunk reader reads it: a largest key the server times out under
-the snapshot's filter ends the snapshot at the table's largest key instead of skipping it."""
+the snapshot's filter ends the snapshot at the table's largest key instead of skipping it;
+the answer goes to the table it was asked for."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from typing import Any, Self
 import MySQLdb
 import pytest
 
+from connector.config import parse_config
 from connector.flavours import MARIADB
+from connector.gtid import MariaDbGtidPos
 from connector.schema import Column, TableSchema
+from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.snapshot.progress import TableProgress
+from connector.snapshot.state import SnapshotState
+from connector.snapshot.table_reads import TableRead, TableRequest
 from connector.snapshot.tables import ChunkedTable, measure
+from tests.unit.test_config import doc
 
 SCHEMA = TableSchema("d", "t", (Column("id", "int", nullable=False), Column("v", "int")),
                      ("id",))
@@ -69,3 +77,41 @@ def test_an_unfiltered_largest_key_past_the_time_limit_is_still_an_error() -> No
     server = Server(slow="DESC")
     with pytest.raises(MySQLdb.OperationalError):
         measure(server, "d.t", table(None), MARIADB)
+
+
+class HeldReader:
+    """The chunk reader process, answering only what the test hands it."""
+
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
+        self.answers: list[Any] = []
+
+    def request(self, request: Any) -> None:
+        self.requests.append(request)
+
+    def has_answer(self) -> bool:
+        return bool(self.answers)
+
+    def answer(self) -> Any:
+        return self.answers.pop(0) if self.answers else None
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_table_read_for_a_table_stopped_meanwhile_is_not_given_to_the_next() -> None:
+    reader = HeldReader()
+    snap = SnapshotCoordinator(parse_config(doc()), None, reader,  # type: ignore[arg-type]
+                               lambda _: None, lambda *_: pytest.fail("nothing to emit"))
+    snap.restore(SnapshotState(id="s", tables=[TableProgress(table="d.a"),
+                                               TableProgress(table="d.b")]))
+    at = MariaDbGtidPos.parse("0-1-10")
+    snap.step(at, caught_up=True)
+    asked = reader.requests[0]
+    assert isinstance(asked, TableRequest) and asked.progress.table == "d.a" and asked.measure
+    snap.state.tables.pop(0)  # what a stop-snapshot of d.a does, while its read is pending
+    reader.answers.append(TableRead(asked.number, SCHEMA, ("id",), None, (), ((9,), 9)))
+    snap.step(at, caught_up=True)
+    snap.step(at, caught_up=True)
+    assert snap.state.tables[0].max_key is None  # d.a's largest key is not d.b's
+    assert [r.progress.table for r in reader.requests] == ["d.a", "d.b"]
