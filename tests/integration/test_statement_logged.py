@@ -15,8 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, rebuild
 from tests.services import Broker, wait_for
@@ -40,7 +39,7 @@ SCENARIOS = {
     # MariaDB's default MIXED logs these as statements too.
     "uncaptured_table_first_mixed": Scenario(
         ("BEGIN", "INSERT INTO {other}.log (v) VALUES ('audit')",
-         "INSERT INTO {db}.t VALUES (3, 'second statement')", "COMMIT"), "{db}.t",
+         "INSERT INTO {db}.t VALUES (4, 'second statement')", "COMMIT"), "{db}.t",
         binlog_format="MIXED"),
     # The first table of the JOIN is not captured; the one SET writes is.
     "join_writes_its_second_table": Scenario(
@@ -52,9 +51,10 @@ SCENARIOS = {
     # A stored function of a database not captured writes a captured table: the binlog
     # holds `SELECT f()` for both, what f wrote cannot be named.
     "do_function_that_writes": Scenario(
-        ("DO {other}.f()",), "tables it does not name (default database none)"),
+        ("DO {other}.f('by do')",), "tables it does not name (default database none)"),
     "select_function_that_writes": Scenario(
-        ("USE {other}", "SELECT f()"), "tables it does not name (default database {other})"),
+        ("USE {other}", "SELECT f('by select')"),
+        "tables it does not name (default database {other})"),
     # LOAD DATA logged as a statement: the binlog holds the file's bytes and the statement
     # in events of their own (Begin_load_query, Execute_load_query), not query events.
     "load_data": Scenario(
@@ -78,8 +78,8 @@ def _prepare(source: SourcePair, db: str, other: str) -> None:
     p.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(30))")
     p.execute(f"CREATE TABLE {other}.log (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(30))")
     # DETERMINISTIC: what binary logging requires of a function that writes.
-    p.execute(f"CREATE FUNCTION {other}.f() RETURNS INT DETERMINISTIC MODIFIES SQL DATA "
-              f"BEGIN UPDATE {db}.t SET v = 'by f' WHERE id = 1; RETURN 1; END")
+    p.execute(f"CREATE FUNCTION {other}.f(x VARCHAR(30)) RETURNS INT DETERMINISTIC "
+              f"MODIFIES SQL DATA BEGIN UPDATE {db}.t SET v = x WHERE id = 1; RETURN 1; END")
 
 
 def _run(source: SourcePair, statements: tuple[str, ...], binlog_format: str, **names: str) -> None:
@@ -138,37 +138,61 @@ def _stopped_or_streamed_past(proc: ConnectorProcess, broker: Broker, db: str,
     return bool(outcome == "exited")
 
 
-@pytest.mark.parametrize("name", list(SCENARIOS))
-def test_statement_logged_write_on_a_captured_table_stops(
-        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path,
-        name: str) -> None:
-    scenario = SCENARIOS[name]
+def _restart_with_warn(proc: ConnectorProcess, doc: dict[str, Any]) -> None:
+    doc["config"]["event.processing.failure.handling.mode"] = "warn"
+    proc.config_path.write_text(json.dumps(doc))
+    proc.start()
+
+
+def _lines(proc: ConnectorProcess, marker: str, since: int = 0) -> list[str]:
+    return [line for line in proc.log()[since:].splitlines() if marker in line]
+
+
+def test_each_statement_logged_write_on_a_captured_table_stops_or_is_named(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """The first scenario stops the connector (exit 1, one line); restarted with warn, that
+    one and every other way such a write reaches a captured table get one line each, in
+    order, and the stream goes on (one connector for all: each start costs seconds)."""
+    names = list(SCENARIOS)
     db, other = unique_name, f"{unique_name}_x"
     _prepare(source, db, other)
-    proc = ConnectorProcess(_primary_document(source, broker, db), tmp_path)
+    rows_file = tmp_path / "rows.tsv"  # LOAD DATA's: the server reads it
+    rows_file.write_text("5\tloaded\n6\tloaded\n")
+    values = {"db": db, "other": other, "rows_file": str(rows_file)}
+    doc = _primary_document(source, broker, db)
+    proc = ConnectorProcess(doc, tmp_path)
     proc.start()
     try:
         proc.wait_log("binlog stream open")
         _rows_before(source, db, other)
-        rows_file = tmp_path / "rows.tsv"  # LOAD DATA's: the server reads it
-        rows_file.write_text("3\tloaded\n4\tloaded\n")
-        _run(source, scenario.statements, scenario.binlog_format, db=db, other=other,
-             rows_file=str(rows_file))
+        first = SCENARIOS[names[0]]
+        _run(source, first.statements, first.binlog_format, **values)
         source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL}, 'row-logged after')")
         stopped = _stopped_or_streamed_past(proc, broker, db)
+        lost = _lost(source, broker, db, first.table)
+        assert lost, f"{names[0]}: the scenario changed no row of {db}.{first.table}"
+        assert stopped, f"{names[0]}: streamed past it, rows {lost} wrong without a word"
+        assert proc.proc is not None and proc.proc.returncode == 1
+        lines = _lines(proc, "as a statement")
+        assert len(lines) == 1, proc.log()[-3000:]
+        writes = first.writes.format(**values)
+        assert re.search(rf"stopping: transaction GTID \S+ writes {re.escape(writes)} as a "
+                         "statement", lines[0]), lines[0]
+        assert "binlog_format=ROW" in lines[0]
+        _restart_with_warn(proc, doc)
+        proc.wait_log("binlog stream open")
+        for name in names[1:]:
+            _run(source, SCENARIOS[name].statements, SCENARIOS[name].binlog_format, **values)
+        source.primary.execute(f"INSERT INTO {db}.t VALUES ({SENTINEL + 1}, 'after all')")
+        wait_for(lambda: SENTINEL + 1 in _topic_rows(broker, db), 90, "the last sentinel", 0.5)
     finally:
         proc.ensure_stopped()
-    lost = _lost(source, broker, db, scenario.table)
-    where = f"{db}.{scenario.table}"
-    assert lost, f"{name}: the scenario changed no row of {where}"
-    assert stopped, f"{name}: streamed past it, rows {lost} of {where} wrong without a word"
-    assert proc.proc is not None and proc.proc.returncode == 1
-    writes = scenario.writes.format(db=db, other=other)
-    lines = [line for line in proc.log().splitlines() if "as a statement" in line]
-    assert len(lines) == 1, proc.log()[-3000:]
-    assert re.search(rf"stopping: transaction GTID \S+ writes {re.escape(writes)} as a statement",
-                     lines[0]), lines[0]
-    assert "binlog_format=ROW" in lines[0]
+    lines = _lines(proc, "as a statement", proc.log_offset)
+    assert len(lines) == len(names), "\n".join(lines)
+    for name, line in zip(names, lines, strict=True):
+        writes = SCENARIOS[name].writes.format(**values)
+        assert re.search(rf"skipped: transaction GTID \S+ writes {re.escape(writes)} as a "
+                         "statement", line), f"{name}: {line}"
 
 
 def test_statement_logged_writes_on_tables_not_captured_pass(
@@ -211,7 +235,7 @@ IMAGE_SCENARIOS = {
     # A session switches to MINIMAL mid-stream: the update's images hold id and v only.
     "session_minimal_update": ImageScenario(
         ("SET SESSION binlog_row_image = 'MINIMAL'",
-         "UPDATE {db}.w SET v = 'changed' WHERE id = 1"), "id, v, note, body"),
+         "UPDATE {db}.w SET v = 'minimal' WHERE id = 1"), "id, v, note, body"),
     # MINIMAL inserts hold the columns given: note's DEFAULT would go out as NULL (a NOT NULL
     # column takes its declared DEFAULT; a nullable one cannot be told from NULL).
     "session_minimal_insert": ImageScenario(
@@ -220,19 +244,29 @@ IMAGE_SCENARIOS = {
     # NOBLOB leaves out a TEXT/BLOB column the update does not change.
     "session_noblob_update": ImageScenario(
         ("SET SESSION binlog_row_image = 'NOBLOB'",
-         "UPDATE {db}.w SET v = 'changed' WHERE id = 1"), "body"),
+         "UPDATE {db}.w SET v = 'noblob' WHERE id = 1"), "body"),
     # A SET GLOBAL after the start check: sessions opened after it log MINIMAL images.
     "global_minimal_update": ImageScenario(
-        ("UPDATE {db}.w SET v = 'changed' WHERE id = 1",), "id, v, note, body",
+        ("UPDATE {db}.w SET v = 'global' WHERE id = 1",), "id, v, note, body",
         global_image="MINIMAL"),
 }
 
 
-@pytest.mark.parametrize("name", list(IMAGE_SCENARIOS))
-def test_partial_row_images_of_a_captured_table_stop(
-        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path,
-        name: str) -> None:
-    scenario = IMAGE_SCENARIOS[name]
+def _run_image_scenario(source: SourcePair, scenario: ImageScenario, db: str) -> None:
+    if scenario.global_image:
+        source.primary.execute(f"SET GLOBAL binlog_row_image = '{scenario.global_image}'")
+    try:
+        _run(source, scenario.statements, "ROW", db=db)
+    finally:
+        source.primary.execute("SET GLOBAL binlog_row_image = 'FULL'")
+
+
+def test_each_partial_row_image_of_a_captured_table_stops_or_is_named(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """The first scenario stops the connector (exit 1, one line); restarted with warn, each
+    such rows event is skipped with one line and no row goes out with NULLs for the
+    columns its images left out."""
+    names = list(IMAGE_SCENARIOS)
     db, other = unique_name, f"{unique_name}_x"
     _prepare(source, db, other)
     source.primary.execute(f"CREATE TABLE {db}.w (id INT PRIMARY KEY, v VARCHAR(30), "
@@ -240,39 +274,37 @@ def test_partial_row_images_of_a_captured_table_stop(
     doc = _primary_document(source, broker, db)
     proc = ConnectorProcess(doc, tmp_path)
     proc.start()
+    marker = "row images that leave out"
     try:
         proc.wait_log("binlog stream open")
         source.primary.execute(f"INSERT INTO {db}.w VALUES (1, 'a', 'n1', 'body 1'), "
                                "(2, 'b', 'n2', 'body 2')")
-        if scenario.global_image:
-            source.primary.execute(f"SET GLOBAL binlog_row_image = '{scenario.global_image}'")
-        try:
-            _run(source, scenario.statements, "ROW", db=db)
-        finally:
-            source.primary.execute("SET GLOBAL binlog_row_image = 'FULL'")
+        _run_image_scenario(source, IMAGE_SCENARIOS[names[0]], db)
         source.primary.execute(f"INSERT INTO {db}.w VALUES ({SENTINEL}, 'after', 'n', 'b')")
         stopped = _stopped_or_streamed_past(proc, broker, db, "w")
+        lost = _lost(source, broker, db, "w")
+        assert lost, f"{names[0]}: the scenario changed no row of {db}.w"
+        assert stopped, f"{names[0]}: streamed past it, rows {lost} wrong without a word"
+        assert proc.proc is not None and proc.proc.returncode == 1
+        lines = _lines(proc, marker)
+        assert len(lines) == 1, proc.log()[-3000:]
+        assert re.search(rf"stopping: transaction GTID \S+ writes {db}\.w with row images "
+                         rf"that leave out {IMAGE_SCENARIOS[names[0]].left_out} "
+                         r"\(binlog_row_image MINIMAL or NOBLOB\)", lines[0]), lines[0]
+        assert "set binlog_row_image=FULL" in lines[0]
+        _restart_with_warn(proc, doc)
+        proc.wait_log("binlog stream open")
+        for name in names[1:]:
+            _run_image_scenario(source, IMAGE_SCENARIOS[name], db)
+        source.primary.execute(f"INSERT INTO {db}.w VALUES ({SENTINEL + 1}, 'last', 'n', 'b')")
+        wait_for(lambda: SENTINEL + 1 in _topic_rows(broker, db, "w"), 90, "the last sentinel",
+                 0.5)
     finally:
         proc.ensure_stopped()
-    lost = _lost(source, broker, db, "w")
-    assert lost, f"{name}: the scenario changed no row of {db}.w"
-    assert stopped, f"{name}: streamed past it, rows {lost} of {db}.w wrong without a word"
-    assert proc.proc is not None and proc.proc.returncode == 1
-    lines = [line for line in proc.log().splitlines() if "row images that leave out" in line]
-    assert len(lines) == 1, proc.log()[-3000:]
-    assert re.search(rf"stopping: transaction GTID \S+ writes {db}\.w with row images that "
-                     rf"leave out {scenario.left_out} \(binlog_row_image MINIMAL or NOBLOB\)",
-                     lines[0]), lines[0]
-    assert "set binlog_row_image=FULL" in lines[0]
-    # warn: that rows event is skipped with the line, the stream goes on, and no row goes
-    # out with NULLs for the columns its images left out.
-    doc["config"]["event.processing.failure.handling.mode"] = "warn"
-    proc.config_path.write_text(json.dumps(doc))
-    proc.start()
-    try:
-        wait_for(lambda: SENTINEL in _topic_rows(broker, db, "w"), 90, "the sentinel row", 0.5)
-    finally:
-        proc.ensure_stopped()
-    assert "skipped: transaction GTID" in proc.log()[proc.log_offset:]
+    lines = _lines(proc, marker, proc.log_offset)
+    assert len(lines) == len(names), "\n".join(lines)
+    for name, line in zip(names, lines, strict=True):
+        assert re.search(rf"skipped: transaction GTID \S+ writes {db}\.w with row images that "
+                         rf"leave out {IMAGE_SCENARIOS[name].left_out} ", line), f"{name}: {line}"
     assert all(row["note"] is not None and row["body"] is not None
                for row in _topic_rows(broker, db, "w").values())
