@@ -199,3 +199,39 @@ def wait_until(predicate: Any, timeout: float, what: str) -> Any:
 
 def now() -> float:
     return time.monotonic()
+
+
+# Another member of a connector's lease group, holding the lease until killed (argv:
+# bootstrap, group, topic, session ms).
+_LEASE_HOLDER = """
+import sys
+from confluent_kafka import Consumer
+bootstrap, group, topic, session = sys.argv[1:5]
+member = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                   "session.timeout.ms": int(session),
+                   "heartbeat.interval.ms": int(session) // 6,
+                   "partition.assignment.strategy": "cooperative-sticky"})
+member.subscribe([topic])
+told = False
+while True:
+    member.poll(0.1)
+    if member.assignment() and not told:
+        print("holding", flush=True)
+        told = True
+"""
+
+
+@contextmanager
+def lease_holder(bootstrap: str, connector_name: str, signal_topic: str,
+                 session_ms: int = 3000) -> Iterator[subprocess.Popen[str]]:
+    """A process that holds `connector_name`'s lease (it joined the group first) until the
+    test kills it, as a leader on another host would."""
+    holder = subprocess.Popen([sys.executable, "-c", _LEASE_HOLDER, bootstrap,
+                               f"{connector_name}-leader", signal_topic, str(session_ms)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(30)

@@ -21,30 +21,18 @@ import pytest
 
 from connector.config import parse_config
 from connector.flavours import flavour_named
-from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, wait_until
+from tests.connector_tools import (
+    ConnectorProcess,
+    SourcePair,
+    connector_document,
+    lease_holder,
+    wait_until,
+)
 from tests.integration.test_snapshot import Writer, compare, make_table, signal
 from tests.kafka_tools import consume_all, create_topic, list_topics
 from tests.services import Broker, MariaDbPair, ServiceError
 
 SESSION_MS = 3000
-# A group member that holds the signal partition until it is killed (argv: bootstrap,
-# group, topic, session ms).
-HOLDER = """
-import sys
-from confluent_kafka import Consumer
-bootstrap, group, topic, session = sys.argv[1:5]
-member = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                   "session.timeout.ms": int(session),
-                   "heartbeat.interval.ms": int(session) // 6,
-                   "partition.assignment.strategy": "cooperative-sticky"})
-member.subscribe([topic])
-told = False
-while True:
-    member.poll(0.1)
-    if member.assignment() and not told:
-        print("holding", flush=True)
-        told = True
-"""
 
 
 def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -384,24 +372,20 @@ def test_a_first_start_after_a_wait_for_the_lease_misses_nothing_sent_meanwhile(
                              snapshot__mode="no_data")
     config = parse_config(doc)
     create_topic(broker.bootstrap, config.signal_kafka_topic, 1)
-    # Another member holds the lease: a process that joined the group first.
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, broker.bootstrap,
-                               f"{config.name}-leader", config.signal_kafka_topic,
-                               str(SESSION_MS)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
     proc = ConnectorProcess(doc, tmp_path)
-    try:
-        proc.start()
-        proc.wait_log("standby: waiting for the lease")
-        mariadb.primary.execute(f"INSERT INTO {db}.big VALUES (5001, 1, 'while waiting', 1)")
-        signal(proc, "execute-snapshot", tables=[f"{db}.big"])
-        holder.kill()  # the lease passes to the instance, which starts for the first time
-        holder.wait(30)
-        proc.wait_log(f"snapshot of {db}.big complete", timeout=120)
-        mariadb.primary.execute(f"INSERT INTO {db}.big VALUES (5002, 2, 'after the start', 2)")
-        wait_covered(mariadb, broker, doc)
-        compare(mariadb, broker, db, "big", ["id"])
-        assert "streaming from the position at launch" in proc.log()
-    finally:
-        holder.kill()
-        proc.ensure_stopped()
+    with lease_holder(broker.bootstrap, config.name, config.signal_kafka_topic,
+                      SESSION_MS) as holder:
+        try:
+            proc.start()
+            proc.wait_log("standby: waiting for the lease")
+            mariadb.primary.execute(f"INSERT INTO {db}.big VALUES (5001, 1, 'while waiting', 1)")
+            signal(proc, "execute-snapshot", tables=[f"{db}.big"])
+            holder.kill()  # the lease passes to the instance, which starts for the first time
+            holder.wait(30)
+            proc.wait_log(f"snapshot of {db}.big complete", timeout=120)
+            mariadb.primary.execute(f"INSERT INTO {db}.big VALUES (5002, 2, 'after the start', 2)")
+            wait_covered(mariadb, broker, doc)
+            compare(mariadb, broker, db, "big", ["id"])
+            assert "streaming from the position at launch" in proc.log()
+        finally:
+            proc.ensure_stopped()

@@ -4,13 +4,12 @@ nothing of an instance that does not lead."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from connector.config import parse_config
 from connector.rest.control import NOT_LEADING
+from tests.connector_tools import lease_holder
 from tests.integration.test_rest import (
     assert_connect_error,
     create_table,
@@ -24,23 +23,6 @@ from tests.integration.test_streaming import committed_offsets
 from tests.kafka_tools import create_topic
 from tests.rest_tools import rest_connector
 from tests.services import Broker, MariaDbPair
-
-# Another member of the lease group, holding the lease until killed (argv: bootstrap,
-# group, topic).
-LEASE_HOLDER = """
-import sys
-from confluent_kafka import Consumer
-member = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
-                   "session.timeout.ms": 3000, "heartbeat.interval.ms": 500,
-                   "partition.assignment.strategy": "cooperative-sticky"})
-member.subscribe([sys.argv[3]])
-told = False
-while True:
-    member.poll(0.1)
-    if member.assignment() and not told:
-        print("holding", flush=True)
-        told = True
-"""
 
 
 def test_patched_snapshot_state_takes_only_what_a_signal_could(
@@ -96,32 +78,28 @@ def test_a_standby_refuses_commands_at_once(mariadb: MariaDbPair, broker: Broker
     config = parse_config(doc)
     name = doc["name"]
     create_topic(broker.bootstrap, config.signal_kafka_topic, 1)
-    holder = subprocess.Popen([sys.executable, "-c", LEASE_HOLDER, broker.bootstrap,
-                               f"{config.name}-leader", config.signal_kafka_topic],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
-        conn.start()
-        conn.wait_log("standby: waiting for the lease")
-        status = client.get(f"/connectors/{name}/status").body
-        assert status["connector"]["state"] == "UNASSIGNED"
-        current = {"gtids": "0-1-1"}
-        for method, sub, body in (("PUT", "pause", None), ("PUT", "stop", None),
-                                  ("POST", "restart", None), ("PUT", "resume", None),
-                                  ("DELETE", "offsets", None),
-                                  ("PATCH", "offsets", {"offsets": [{
-                                      "partition": {"server": db}, "offset": current}]})):
-            started = time.monotonic()
-            reply = client.call(method, f"/connectors/{name}/{sub}", body, timeout=10)
-            assert_connect_error(reply, 409, NOT_LEADING)  # before the fix: pause 202
-            assert time.monotonic() - started < 5, (method, sub)
-        holder.kill()  # the lease passes to the instance
-        holder.wait(30)
-        wait_ready(client)  # leads, RUNNING: nothing sent as a standby paused or stopped it
-        insert(mariadb, db, range(1, 4))
-        wait_events(broker, db, 3)
-        assert "(REST)" not in conn.log()  # no command was acted on
-        assert conn.stop() == 0
-    finally:
-        holder.kill()
-        conn.ensure_stopped()
+    with lease_holder(broker.bootstrap, config.name, config.signal_kafka_topic) as holder:
+        try:
+            conn.start()
+            conn.wait_log("standby: waiting for the lease")
+            status = client.get(f"/connectors/{name}/status").body
+            assert status["connector"]["state"] == "UNASSIGNED"
+            current = {"gtids": "0-1-1"}
+            for method, sub, body in (("PUT", "pause", None), ("PUT", "stop", None),
+                                      ("POST", "restart", None), ("PUT", "resume", None),
+                                      ("DELETE", "offsets", None),
+                                      ("PATCH", "offsets", {"offsets": [{
+                                          "partition": {"server": db}, "offset": current}]})):
+                started = time.monotonic()
+                reply = client.call(method, f"/connectors/{name}/{sub}", body, timeout=10)
+                assert_connect_error(reply, 409, NOT_LEADING)  # before the fix: pause 202
+                assert time.monotonic() - started < 5, (method, sub)
+            holder.kill()  # the lease passes to the instance
+            holder.wait(30)
+            wait_ready(client)  # leads, RUNNING: nothing sent as a standby paused or stopped it
+            insert(mariadb, db, range(1, 4))
+            wait_events(broker, db, 3)
+            assert "(REST)" not in conn.log()  # no command was acted on
+            assert conn.stop() == 0
+        finally:
+            conn.ensure_stopped()
