@@ -215,12 +215,7 @@ class Engine:
                 return 1
             # Frozen between its start record and the check: a leader after it owns the
             # epoch now. Back to standby, as a leader fenced later would.
-            log.warning("stepping down to standby: %s; nothing more is committed by this "
-                        "instance", exc)
-            self.offsets.abandon()
-            self.sink.abandon()
-            self.signals.close()
-            return STEPPED_DOWN
+            return self._step_down(exc, "")
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
             line = " ".join(str(exc).split())
             if self.retry_start:
@@ -245,16 +240,20 @@ class Engine:
             self.failure = traceback.format_exc()
             return 1
         except SteppedDown as exc:
-            log.warning("stepping down to standby: %s; nothing more is committed by this "
-                        "instance (records in flight may repeat, none are lost)", exc)
-            self.offsets.abandon()
-            self.sink.abandon()
-            self.signals.close()
-            return STEPPED_DOWN
+            return self._step_down(exc, " (records in flight may repeat, none are lost)")
         finally:
             self.reader.stop()
             self.snapshots.close()
         return self._shutdown()
+
+    def _step_down(self, exc: SteppedDown, in_flight: str) -> int:
+        """Back to standby: nothing more is committed or sent by this instance."""
+        log.warning("stepping down to standby: %s; nothing more is committed by this "
+                    "instance%s", exc, in_flight)
+        self.offsets.abandon()
+        self.sink.abandon()
+        self.signals.close()
+        return STEPPED_DOWN
 
     def _check_leadership(self, now: float) -> None:
         """Before a commit: still the leader? After a pause, look for a newer epoch first."""
