@@ -381,8 +381,8 @@ class SnapshotCoordinator:
     def log_progress(self) -> None:
         now = time.monotonic()
         head = self._head()
-        if head is None or now < self._next_log:
-            return
+        if head is None or now < self._next_log or head.max_key is None:
+            return  # nothing to say before the table's bounds are read ("0/0 rows, 100%")
         self._next_log = now + PROGRESS_LOG_INTERVAL
         rest = len(self.state.tables) - 1
         log.info("snapshot%s %s%s", " (paused)" if self.state.paused else "", head.describe(),
