@@ -44,7 +44,7 @@ from connector.signal_progress import act_on_signals
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
-from connector.snapshot.session import snapshot_session
+from connector.snapshot.session import READ_TIMEOUT_S, snapshot_session
 from connector.snapshot.source import ChunkSource
 from signals.channel import SignalChannel
 
@@ -67,8 +67,8 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
     """A read-only session on the replica for watermarks and chunk SELECTs."""
     settings = config.mysql_settings()
     settings["password"] = settings.pop("passwd")
-    conn = pymysql.connect(**settings, autocommit=True, connect_timeout=10, read_timeout=600,
-                           init_command=SNAPSHOT_SESSION_INIT)
+    conn = pymysql.connect(**settings, autocommit=True, connect_timeout=10,
+                           read_timeout=READ_TIMEOUT_S, init_command=SNAPSHOT_SESSION_INIT)
     with conn.cursor() as cur:
         cur.execute("SET SESSION TRANSACTION READ ONLY")
     return conn
