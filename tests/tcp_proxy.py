@@ -51,12 +51,19 @@ class TcpProxy:
                         return
                     (b if src is a else a).sendall(data)
 
-    def freeze(self) -> int:
-        """Stop forwarding on every connection open now; returns how many were frozen."""
+    def accepted(self) -> int:
+        """How many connections were accepted so far: a mark for `freeze(since=...)`."""
         with self._lock:
-            for _, _, frozen in self._pairs:
-                frozen.set()
             return len(self._pairs)
+
+    def freeze(self, since: int = 0) -> int:
+        """Stop forwarding on every connection open now (those accepted after the first
+        `since`); returns how many were frozen."""
+        with self._lock:
+            pairs = self._pairs[since:]
+            for _, _, frozen in pairs:
+                frozen.set()
+            return len(pairs)
 
     def close(self) -> None:
         self._closed.set()

@@ -15,6 +15,7 @@ and ends when the parent closes its end of the pipe (a stop, or the parent dying
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import pickle
@@ -190,4 +191,8 @@ class ChunkReader:
 
 
 if __name__ == "__main__":
-    _child_main(int(sys.argv[1]))
+    # Through the imported module, not this `__main__` copy: answers are pickled by class
+    # name, and the parent knows `connector.snapshot.chunk_reader.ChunkReadFailed`, not
+    # `__main__.ChunkReadFailed` (every failed read killed the feeder thread: the snapshot
+    # then waited for ever).
+    importlib.import_module("connector.snapshot.chunk_reader")._child_main(int(sys.argv[1]))
