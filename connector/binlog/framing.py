@@ -14,6 +14,7 @@ compares every transaction with the library's path.
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -51,6 +52,7 @@ ROTATE = 4  # (ROTATE, next_binlog)
 HEARTBEAT = 5  # (HEARTBEAT,)
 TABLE_MAP = 6  # (TABLE_MAP, table_id, schema_of(event))
 ROWS = 7  # (ROWS, table_id, op, rows, start_pos, event): rows None -> the library's event
+COMPRESSED_ROWS = 8  # (COMPRESSED_ROWS, table_id): MariaDB's log_bin_compress, not decoded
 
 _HEADER = struct.Struct("<IBIIIH")  # after the OK byte: timestamp, type, server, size, next pos
 _GTID = struct.Struct("<QIB")  # seq_no, domain, flags
@@ -61,9 +63,15 @@ _ROWS_OPS = {BINLOG.WRITE_ROWS_EVENT_V1: "c", BINLOG.UPDATE_ROWS_EVENT_V1: "u",
              BINLOG.UPDATE_ROWS_EVENT_V2: "u", BINLOG.DELETE_ROWS_EVENT_V2: "d"}
 _V2 = frozenset({BINLOG.WRITE_ROWS_EVENT_V2, BINLOG.UPDATE_ROWS_EVENT_V2,
                  BINLOG.DELETE_ROWS_EVENT_V2})
+# MariaDB's log_bin_compress=ON: events above log_bin_compress_min_len (256 bytes) hold
+# their query text or their rows zlib-compressed.
+QUERY_COMPRESSED_EVENT = 165
+_COMPRESSED_ROWS = frozenset(range(166, 172))  # write, update, delete; v1, then v2
 # LOAD DATA logged as a statement: a query event (its post-header 13 bytes longer).
-_QUERIES = frozenset({BINLOG.QUERY_EVENT, BINLOG.EXECUTE_LOAD_QUERY_EVENT})
+_QUERIES = frozenset({BINLOG.QUERY_EVENT, BINLOG.EXECUTE_LOAD_QUERY_EVENT,
+                      QUERY_COMPRESSED_EVENT})
 _KNOWN_POST_HEADERS = {BINLOG.QUERY_EVENT: 13, BINLOG.EXECUTE_LOAD_QUERY_EVENT: 26,
+                       QUERY_COMPRESSED_EVENT: 13,
                        BINLOG.TABLE_MAP_EVENT: 8,
                        **{kind: 10 if kind in _V2 else 8 for kind in _ROWS_OPS}}
 _FILTERS = ("only_tables", "ignored_tables", "only_schemas", "ignored_schemas",
@@ -160,8 +168,15 @@ def frames(stream: BinLogStreamReader,
             thread, _, schema_length, _, status_length = _QUERY.unpack_from(data, 20)
             at = 20 + headers.get(kind, 13) + status_length
             schema = data[at:at + schema_length].decode("utf-8", errors="replace")
-            query = data[at + schema_length + 1:end].decode("utf-8", errors="backslashreplace")
+            text = data[at + schema_length + 1:end]
+            if kind == QUERY_COMPRESSED_EVENT:
+                text = uncompressed(text)
+            query = text.decode("utf-8", errors="backslashreplace")
             yield QUERY, log_pos, thread, schema, query
+        elif kind in _COMPRESSED_ROWS:
+            table_id = int.from_bytes(data[20:26], "little")
+            if table_id in stream.table_map:  # else its table map was not read (as above)
+                yield COMPRESSED_ROWS, table_id
         elif kind == BINLOG.XA_PREPARE_EVENT:
             one_phase, format_id, gtrid, bqual = _XA.unpack_from(data, 20)
             xid = (format_id, data[33:33 + gtrid], data[33 + gtrid:33 + gtrid + bqual])
@@ -177,6 +192,22 @@ def frames(stream: BinLogStreamReader,
         elif kind == BINLOG.FORMAT_DESCRIPTION_EVENT:
             _library_event(stream, packet)
             headers = _post_headers(stream)
+
+
+def uncompressed(field: bytes) -> bytes:
+    """A MariaDB compressed field: one byte 0b100 (zlib) then the width of the length, the
+    length in that many big-endian bytes, then the zlib stream."""
+    width = field[0] & 0x07 if field else 0
+    if not field or field[0] & 0xF0 != 0x80 or not 1 <= width <= 4:
+        raise UncapturableEvent("a compressed event of an unknown format (log_bin_compress)")
+    size = int.from_bytes(field[1:1 + width], "big")
+    try:
+        text = zlib.decompress(field[1 + width:])
+    except zlib.error as exc:
+        raise UncapturableEvent(f"a compressed event that does not inflate ({exc})") from None
+    if len(text) != size:
+        raise UncapturableEvent(f"a compressed event of {len(text)} bytes that says {size}")
+    return text
 
 
 def _post_headers(stream: BinLogStreamReader) -> dict[int, int]:

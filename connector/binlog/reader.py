@@ -37,6 +37,7 @@ from pymysqlreplication.row_event import (
 
 from connector.binlog import charsets, mysql_wire, tablemaps
 from connector.binlog.framing import (
+    COMPRESSED_ROWS,
     GTID,
     QUERY,
     ROTATE,
@@ -228,6 +229,11 @@ class BinlogReader(threading.Thread):
             if kind == TABLE_MAP:
                 schemas[frame[1]] = frame[2]
                 continue
+            if kind == COMPRESSED_ROWS:
+                table = schemas.get(frame[1])
+                if table is not None:
+                    _table_gap(tx, table, _COMPRESSED, "log_bin_compress=OFF")
+                continue
             if kind == XA_PREPARE:
                 _, log_pos, one_phase, xid = frame
                 if not one_phase:
@@ -296,17 +302,23 @@ class BinlogReader(threading.Thread):
 
 
 def _image_gap(tx: Transaction, table: TableSchema, missing: tuple[int, ...]) -> None:
-    """A rows event whose images leave columns out: a gap (one per table and transaction)."""
-    tables = ((table.db, table.table),)
-    if any(gap.tables == tables and gap.setting == _FULL_IMAGES for gap in tx.gaps):
-        return
+    """A rows event whose images leave columns out: they would stream as NULL."""
     names = ", ".join(table.columns[i].name for i in missing if i < len(table.columns))
-    tx.gaps += (Gap(tables, tx.db, f"with row images that leave out {names} "
-                    "(binlog_row_image MINIMAL or NOBLOB), which would stream them as NULL",
-                    _FULL_IMAGES),)
+    _table_gap(tx, table, f"with row images that leave out {names} "
+               "(binlog_row_image MINIMAL or NOBLOB), which would stream them as NULL",
+               _FULL_IMAGES)
+
+
+def _table_gap(tx: Transaction, table: TableSchema, what: str, setting: str) -> None:
+    """Rows of `table` that cannot be emitted: a gap, one per table, setting and transaction."""
+    tables = ((table.db, table.table),)
+    if not any(gap.tables == tables and gap.setting == setting for gap in tx.gaps):
+        tx.gaps += (Gap(tables, tx.db, what, setting),)
 
 
 _FULL_IMAGES = "binlog_row_image=FULL"
+# MariaDB's log_bin_compress set after the start check: rows events not decoded.
+_COMPRESSED = "in compressed row events (log_bin_compress=ON), which gtidmark does not decode"
 _schema_cache: dict[tuple[Any, ...], TableSchema] = {}
 
 
