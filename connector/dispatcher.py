@@ -116,6 +116,8 @@ class Dispatcher:
         self._unknown_ddl_logged: set[str] = set()
         self.last_server_id = 0
         self.rows_out = 0
+        self.events_filtered = 0  # rows events of tables the filters exclude (Debezium's count)
+        self.events_skipped = 0  # writes on captured tables skipped under warn/skip
         # Debezium's source.row of a DDL event: the row number of the last captured row it
         # sent, which no DDL resets (measured on MySQL: 2 after a 3-row UPDATE).
         self._last_row = 0
@@ -169,6 +171,7 @@ class Dispatcher:
             mode = self._config.failure_handling_mode
             if mode == "fail":
                 raise CaptureFailed(line)
+            self.events_skipped += 1
             if mode == "warn":
                 log.warning("skipped: %s", line)
 
@@ -184,8 +187,10 @@ class Dispatcher:
         total = self._tx_total
         captured = self._filter.captured
         skipped = self._config.skipped_operations  # as Debezium's binlog reader: unread
-        changes = [c for c in tx.changes
-                   if captured(c.table.db, c.table.table) and c.op not in skipped]
+        changes = [c for c in tx.changes if captured(c.table.db, c.table.table)]
+        self.events_filtered += len(tx.changes) - len(changes)
+        if not skipped.isdisjoint("cud"):  # "t" (the default) is not a rows event
+            changes = [c for c in changes if c.op not in skipped]
         if self._tx_metadata and changes and not self._tx_meta_open:
             self._tx_meta_open = True
             self._send_transaction(tx, "BEGIN", 0, {})

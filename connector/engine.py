@@ -100,6 +100,7 @@ class Engine:
         self.failure: str | None = None  # what ended the run with exit 1, for the status
         self.transactions = 0
         self.behind_source_ms = -1
+        self.last_event_at: float | None = None  # time.monotonic() of the last batch taken
         self._next_view = 0.0
         self.stopping = stopping or threading.Event()
         self.lease = lease
@@ -346,6 +347,7 @@ class Engine:
                 self.snapshots.after_transaction(self.position, tx.file, tx.end_pos)
             if batch:
                 self.transactions += len(batch)
+                self.last_event_at = time.monotonic()
                 self.behind_source_ms = max(0, int(time.time() * 1000) - self.ts_sec * 1000)
             now = time.monotonic()
             if now >= next_signals:
@@ -405,18 +407,25 @@ class Engine:
         scanned = {**snap.rows_scanned, **{t.table: t.rows for t in state.tables}}
         opened = snap.window_opened_at
         reader = self.reader
+        meter = snap.meter
+        dispatcher = self.dispatcher
         return EngineView(
             state="PAUSED" if self.paused else "RUNNING",
             connected=reader is not None and reader.connected.is_set(),
             queue_empty=len(self.queue) == 0, gtids=str(self.position),
-            events_seen=self.dispatcher.rows_out, committed_transactions=self.transactions,
-            behind_source_ms=self.behind_source_ms, queue_total=self.queue.capacity,
+            events_seen=dispatcher.rows_out, committed_transactions=self.transactions,
+            behind_source_ms=self.behind_source_ms, last_event_at=self.last_event_at,
+            binlog_position=self.pos, disconnects=0 if reader is None else reader.disconnects,
+            events_filtered=dispatcher.events_filtered,
+            events_skipped=dispatcher.events_skipped, queue_total=self.queue.capacity,
             queue_remaining=self.queue.remaining, producer_queue=self.sink.in_flight(),
             acks_pending=self.sink.produced - 1 - self.sink.acked_through,
             commit_age_s=self.offsets.uncommitted_age(), committed=self.offsets.committed,
             snapshot=SnapshotView(
                 running=state.active and not state.paused,
-                paused=state.active and state.paused, remaining_tables=len(state.tables),
+                paused=state.active and state.paused, completed=meter.completed,
+                aborted=meter.aborted, duration_s=meter.duration_s(),
+                total_tables=len(meter.tables), remaining_tables=len(state.tables),
                 rows_scanned=scanned, chunk=snap.chunks_opened,
                 window_open_s=0.0 if opened is None else time.monotonic() - opened,
                 chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped))

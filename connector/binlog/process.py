@@ -43,7 +43,7 @@ SEND_ROWS = 2_000  # rows per message to the parent (a larger piece goes whole)
 # -- messages ------------------------------------------------------------------------------
 # ("schemas", [(number, TableSchema), ...])  new table versions, before their first use
 # [transaction tuples, ...]                  see _Sender.send_batch / _transaction
-# ("connected", bool)
+# ("connected", bool, reconnects)         reconnects: binlog connections lost so far
 # ("fail", reason)
 # Transactions cross as plain tuples: pickling slotted dataclasses calls back into Python
 # for every object, which cost the child (the pipeline's slowest stage) about 10%.
@@ -117,15 +117,15 @@ def _child_main(fd: int) -> None:
     reader = BinlogReader(mysql, server_id, flavour, flavour.position(start), queue)
     reader.start()
     sender = _Sender(conn)
-    connected = False
+    link = (False, 0)  # (connected, reconnects) as the parent last heard it
     try:
         while not stopping.is_set():
             batch = queue.take(STATE_POLL)
             if batch:
                 sender.send_batch(batch)
-            if reader.connected.is_set() != connected:
-                connected = not connected
-                conn.send(("connected", connected))
+            if (reader.connected.is_set(), reader.reconnects) != link:
+                link = (reader.connected.is_set(), reader.reconnects)
+                conn.send(("connected", *link))
             if queue.failure is not None and not len(queue):
                 conn.send(("fail", queue.failure))
                 break
@@ -154,6 +154,7 @@ class ReaderProcess:
         self._gtid_of = flavour.gtid
         self._stopping = threading.Event()
         self.connected = threading.Event()
+        self.disconnects = 0  # binlog connections the child lost (and reconnected)
         self._settings = (mysql, server_id, flavour.name, str(start),
                           logging.getLogger().getEffectiveLevel())
         self._conn: Connection | None = None
@@ -203,6 +204,7 @@ class ReaderProcess:
         if kind == "schemas":
             self._schemas.update(message[1])
         elif kind == "connected":
+            self.disconnects = message[2]
             if message[1]:
                 self.connected.set()
             else:

@@ -29,7 +29,10 @@ class SnapshotView:
 
     running: bool = False
     paused: bool = False
-    total_tables: int = 0
+    completed: bool = False  # the last snapshot ran to its end
+    aborted: bool = False  # the last snapshot was stopped by a signal (or its tables dropped)
+    duration_s: float = 0.0  # start to end, or to now while it runs; 0 before any
+    total_tables: int = 0  # tables any snapshot covered since the start, as Debezium counts
     remaining_tables: int = 0
     rows_scanned: dict[str, int] = field(default_factory=dict)
     chunk: int = 0  # ordinal of the current chunk in this snapshot
@@ -50,6 +53,11 @@ class EngineView:
     events_seen: int = 0
     committed_transactions: int = 0
     behind_source_ms: int = -1  # lag of the last transaction applied; -1 before the first
+    last_event_at: float | None = None  # time.monotonic() of the last transaction taken
+    binlog_position: int = 0  # end of the last transaction applied, in its binlog file
+    disconnects: int = 0  # binlog connections lost (each one is reconnected)
+    events_filtered: int = 0  # rows events of tables the filters exclude
+    events_skipped: int = 0  # writes on captured tables skipped under failure mode warn/skip
     queue_total: int = 0
     queue_remaining: int = 0
     producer_queue: int = 0

@@ -10,6 +10,7 @@ are `gtidmark_*`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, PlatformCollector, ProcessCollector
@@ -19,6 +20,23 @@ from prometheus_client.registry import Collector
 from connector.config import ConnectorConfig
 from connector.rest.control import EngineView
 
+# Names Debezium's dashboards query that are not exported, and why (README "Metrics").
+NOT_EXPORTED = {
+    "NumberOfEventsSkipped": "no Debezium MBean has it (the generic dashboard's typo for "
+                             "NumberOfSkippedEvents, which is exported)",
+    "SecondsSinceLastEvent": "gone from Debezium 3.x; MilliSecondsSinceLastEvent replaces it",
+    "SecondsBehindMaster": "gone from Debezium 3.x; MilliSecondsBehindSource replaces it",
+    "NumberOfRolledBackTransactions": "Debezium counts it only in its binlog.buffer.size "
+                                      "look-ahead buffer (off by default); gtidmark has none",
+    "NumberOfNotWellFormedTransactions": "as NumberOfRolledBackTransactions",
+    "NumberOfLargeTransactions": "as NumberOfRolledBackTransactions",
+    "ChangesRecovered": "schema-history recovery: gtidmark reads table definitions from the "
+                        "replica and never replays the history topic",
+    "ChangesApplied": "as ChangesRecovered",
+    "RecoveryStartTime": "as ChangesRecovered",
+    "MilliSecondsSinceLastAppliedChange": "as ChangesRecovered",
+    "MilliSecondsSinceLastRecoveredChange": "as ChangesRecovered",
+}
 STATES = ("UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING")
 
 
@@ -55,6 +73,23 @@ class EngineCollector(Collector):
                              "rows the reader may queue before it blocks")
         yield self._debezium("QueueRemainingCapacity", streaming, view.queue_remaining,
                              "rows the reader may still queue")
+        last = view.last_event_at
+        yield self._debezium("MilliSecondsSinceLastEvent", streaming,
+                             -1 if last is None else int((time.monotonic() - last) * 1000),
+                             "ms since the last transaction was taken from the binlog, filtered "
+                             "or not (-1 before the first)")
+        yield self._debezium("BinlogPosition", streaming, view.binlog_position,
+                             "end of the last transaction applied, in its binlog file")
+        yield self._debezium("IsGtidModeEnabled", streaming, 1,
+                             "1: gtidmark always streams by GTID (the preflight requires it)")
+        yield self._debezium("NumberOfDisconnects", streaming, view.disconnects,
+                             "binlog connections lost (each one reconnected from the last GTID)")
+        yield self._debezium("NumberOfEventsFiltered", streaming, view.events_filtered,
+                             "binlog rows events of tables the include/exclude lists leave out")
+        for attribute in ("NumberOfSkippedEvents", "NumberOfErroneousEvents"):
+            yield self._debezium(attribute, streaming, view.events_skipped,
+                                 "writes on captured tables that could not be emitted and were "
+                                 "skipped (event.processing.failure.handling.mode=warn/skip)")
         context = "snapshot"
         yield self._debezium("SnapshotRunning", context, 1 if snap.running else 0,
                              "1 while an incremental snapshot runs")
@@ -62,6 +97,16 @@ class EngineCollector(Collector):
                              "1 while an incremental snapshot is paused")
         yield self._debezium("RemainingTableCount", context, snap.remaining_tables,
                              "tables of the snapshot not finished yet")
+        yield self._debezium("TotalTableCount", context, snap.total_tables,
+                             "tables any incremental snapshot covered since the start")
+        yield self._debezium("SnapshotCompleted", context, 1 if snap.completed else 0,
+                             "1 once the last snapshot read its last table")
+        yield self._debezium("SnapshotAborted", context, 1 if snap.aborted else 0,
+                             "1 once a stop-snapshot signal ended the last snapshot")
+        yield self._debezium("SnapshotDurationInSeconds", context, int(snap.duration_s),
+                             "the last snapshot's start to end, or to now while it runs")
+        yield self._debezium("HoldingGlobalLock", context, 0,
+                             "0: gtidmark never takes a global read lock (chunks and watermarks)")
         yield self._debezium("ChunkId", context, snap.chunk,
                              "ordinal of the current chunk (Debezium's is a string id, which "
                              "jmx_exporter does not export)")

@@ -33,6 +33,7 @@ from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
 from connector.snapshot import actions
 from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
+from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.session import SqlError
 from connector.snapshot.source import ChunkRequest, ChunkSource, ColumnsChanged, SelectedChunk
@@ -100,6 +101,7 @@ class SnapshotCoordinator:
         self.chunks_reselected = 0
         self.rows_dropped = 0
         self.rows_scanned: dict[str, int] = {}
+        self.meter = SnapshotMeter()
 
     @property
     def window_opened_at(self) -> float | None:
@@ -117,6 +119,7 @@ class SnapshotCoordinator:
         self.state = SnapshotState(id=saved.id, tables=[replace(t) for t in saved.tables],
                                    paused=saved.paused, chunk_size=size, chunk_delay_ms=delay,
                                    initial=saved.initial)
+        self.meter.observe(self.state)
         if self.state.tables:
             log.info("snapshot %s resumes%s: %s", self.state.id,
                      " (paused)" if self.state.paused else "",
@@ -144,6 +147,7 @@ class SnapshotCoordinator:
             log.warning("%s skipped: unexpected %s", where, type(exc).__name__)
         else:
             log.info("%s: %s", where, done)
+        self.meter.observe(self.state)
         if self._table is not None and self._head() is not self._table[0]:
             self._table = None  # its snapshot was stopped
             self._drop_window()
@@ -179,6 +183,7 @@ class SnapshotCoordinator:
         if kind == "DROP" and any(t.table == table_id for t in tables):
             log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
             self.state.tables = [t for t in tables if t.table != table_id]
+            self.meter.observe(self.state)
         head = self._head()
         if head is not None and head.table == table_id:
             self._table = None  # read the new columns before the next chunk
@@ -335,6 +340,9 @@ class SnapshotCoordinator:
         tables = self._source.captured_tables()
         self.state.initial = False
         self.state.tables = [TableProgress(table=t) for t in tables]
+        self.meter.observe(self.state)
+        if not tables:
+            self.meter.finished()
         log.info("initial snapshot %s of %d tables: %s", self.state.id, len(tables),
                  ", ".join(tables) or "none")
 
@@ -376,6 +384,7 @@ class SnapshotCoordinator:
             self.completed.append(progress.table)
         if not self.state.tables:
             log.info("snapshot %s finished", self.state.id)
+            self.meter.finished()
             self.state.id = None
 
     def log_progress(self) -> None:
