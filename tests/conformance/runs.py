@@ -41,6 +41,7 @@ class Target:
     # execute-snapshot signals in order: (tables, surrogate key)
     snapshots: list[tuple[list[str], str | None]]
     debezium: dict[str, str] = field(default_factory=dict)
+    both: dict[str, str] = field(default_factory=dict)  # given to Debezium and gtidmark alike
 
 
 def target(flavour: str, broker: Broker) -> Target:
@@ -174,11 +175,11 @@ def conformance_run(pair: SourcePair, broker: Broker, work: Path, t: Target) -> 
     run_sql(pair, db, t.setup)
     pair.wait_synced()
     dbz = DebeziumProcess(mysql_properties(
-        pair, db, work / "debezium", **{"database.include.list": db, **SETTINGS,
+        pair, db, work / "debezium", **{"database.include.list": db, **SETTINGS, **t.both,
                                         **t.debezium}), work / "debezium")
     # Any connector.class works: the flavour comes from the server.
     doc = connector_document(pair, broker, db, **{
-        "connector.class": "io.debezium.connector.mysql.MySqlConnector", **SETTINGS})
+        "connector.class": "io.debezium.connector.mysql.MySqlConnector", **SETTINGS, **t.both})
     config = parse_config(doc)
     create_topic(broker.bootstrap, config.signal_kafka_topic, partitions=1)
     ours = ConnectorProcess(doc, work)
