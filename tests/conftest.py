@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.connector_tools import ConnectorProcess
 from tests.debezium_runner import DEBEZIUM_SERVER_VERSION
@@ -16,6 +17,11 @@ from tests.mysql_services import MySqlPair
 from tests.services import Broker, MariaDbPair, ServiceError
 
 _counter = itertools.count(1)
+
+# No per-example time limit: these properties are about results, and on two cores shared with
+# JVMs and databases an example past hypothesis's 200 ms default failed a run in N as Flaky.
+settings.register_profile("gtidmark", deadline=None)
+settings.load_profile("gtidmark")
 
 
 def _start_or_fail(service: MariaDbPair | MySqlPair | Broker, what: str) -> None:
