@@ -108,11 +108,14 @@ TRANSACTION_BLOCK = {
 class _SourceStruct:
     """Builds the `source` payload; the constant fields are bound once."""
 
-    __slots__ = ("_connector", "_json_key", "_json_parts", "_name")
+    __slots__ = ("_connector", "_json_key", "_json_parts", "_name", "_streaming")
 
-    def __init__(self, connector: str, name: str) -> None:
+    def __init__(self, connector: str, name: str, streaming: str | None = "false") -> None:
         self._connector = connector
         self._name = name
+        # `snapshot` of a streamed event: Debezium leaves it null and the converter writes
+        # the field's default "false", unless it keeps nulls (replace.null.with.default).
+        self._streaming = streaming
         self._json_key: tuple[Any, ...] | None = None
         self._json_parts = ("", "")
 
@@ -142,7 +145,7 @@ class _SourceStruct:
         return "".join((
             '{"version":', _TEXT_VERSION, ',"connector":', encode_basestring(self._connector),
             ',"name":', encode_basestring(self._name), ',"ts_ms":', str(ts // 1000),
-            ',"snapshot":', _text_or_null(s.snapshot), ',"db":', _text_or_null(s.db),
+            ',"snapshot":', _text_or_null(self._snapshot(s)), ',"db":', _text_or_null(s.db),
             ',"sequence":null,"ts_us":', str(ts), ',"ts_ns":', str(ts * 1000),
             ',"table":', _text_or_null(s.table), ',"server_id":', str(s.server_id),
             ',"gtid":', _text_or_null(s.gtid), ',"file":', _text_or_null(s.file),
@@ -150,10 +153,14 @@ class _SourceStruct:
                 ',"thread":', "null" if s.thread is None else str(s.thread),
                 ',"query":', _text_or_null(s.query), "}"))
 
+    def _snapshot(self, s: SourceInfo) -> str | None:
+        return self._streaming if s.snapshot == "false" else s.snapshot
+
     def __call__(self, s: SourceInfo) -> dict[str, Any]:
         return {
             "version": SOURCE_VERSION, "connector": self._connector, "name": self._name,
-            "ts_ms": s.ts_us // 1000, "snapshot": s.snapshot, "db": s.db, "sequence": None,
+            "ts_ms": s.ts_us // 1000, "snapshot": self._snapshot(s), "db": s.db,
+            "sequence": None,
             "ts_us": s.ts_us, "ts_ns": s.ts_us * 1000, "table": s.table,
             "server_id": s.server_id, "gtid": s.gtid, "file": s.file, "pos": s.pos,
             "row": s.row, "thread": s.thread, "query": s.query,
@@ -349,7 +356,8 @@ class EventEncoder:
         # path: called once per version.
         self._enrich = enrich
         self._codecs = CodecFactory(config, schema_ids)
-        self._source = _SourceStruct(config.flavour, config.topic_prefix)
+        self._source = _SourceStruct(config.flavour, config.topic_prefix, "false"
+                                     if self._codecs.null_writes_default("value") else None)
         # column.include/exclude.list, message.key.columns and the column mappers
         self._shape = (ColumnSelection(config), ColumnMappers(config))
         self._tables: dict[tuple[TableSchema, tuple[str, ...] | None], TableEncoder] = {}

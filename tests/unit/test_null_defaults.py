@@ -73,3 +73,20 @@ def test_avro_writes_the_default_unless_ignore_default_for_nullables(
     record = fastavro.schemaless_reader(io.BytesIO(raw[5:]), schema, None)
     assert isinstance(record, dict)
     assert record["after"]["e"] == expected and record["after"]["plain"] is None
+
+
+def test_streamed_source_snapshot_is_null_when_nulls_are_kept() -> None:
+    """Debezium leaves `source.snapshot` null while streaming; JsonConverter writes the
+    field's default "false" unless replace.null.with.default is false (then null, as the
+    unwrap conformance run shows for its schema changes). Snapshot values are set."""
+    from dataclasses import replace
+    for setting, expected in (("true", "false"), ("false", None)):
+        enc = EventEncoder(config(**{"value.converter.replace.null.with.default": setting}))
+        table = enc.table(TABLE)
+        source = json.loads(table.value("c", None, NULLS, SOURCE, 1))["payload"]["source"]
+        assert source["snapshot"] == expected
+        read = replace(SOURCE, snapshot="incremental")
+        assert json.loads(table.value("r", None, NULLS, read, 1))["payload"]["source"][
+            "snapshot"] == "incremental"
+        change = json.loads(enc.schema_change(SOURCE, "DROP TABLE t", "shop", [])[2] or b"")
+        assert change["payload"]["source"]["snapshot"] == expected
