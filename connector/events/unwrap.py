@@ -140,12 +140,14 @@ class Unwrap:
         self._shapes[id(envelope)] = (envelope, shape)
         return shape
 
-    def tombstone(self) -> Unwrapped | None:
-        """A tombstone: kept only by rewrite-with-tombstone; an `op` header says d."""
+    def tombstone(self, delete_headers: Headers) -> Unwrapped | None:
+        """A tombstone: kept only by rewrite-with-tombstone, with the headers added to its
+        delete (`delete_headers`) and an `op` header saying d (so twice, as in Debezium)."""
         if self.settings.mode != "rewrite-with-tombstone":
             return None
-        return Unwrapped(None, None, [(ref.name, b"d") for ref in self.settings.add_headers
-                                      if ref.field == "op"])
+        return Unwrapped(None, None, [*delete_headers, *((ref.name, b"d") for ref in
+                                                         self.settings.add_headers
+                                                         if ref.field == "op")])
 
     def change(self, envelope: dict[str, Any], payload: dict[str, Any]) -> Unwrapped | None:
         """A change record's row state as the SMT writes it; None when it drops it."""
@@ -193,6 +195,9 @@ class UnwrapSink:
         self._encoder = encoder
         self._factory = codecs  # the unwrapped records' codecs (Avro: their own subjects)
         self._codecs: dict[tuple[str, int], tuple[dict[str, Any], Codec]] = {}
+        # A delete's tombstone shares its headers in Debezium (one headers object): the
+        # headers the SMT added to the delete are on the tombstone too.
+        self._last_delete: tuple[str, bytes | None, Headers] | None = None
 
     def _codec(self, topic: str, schema: dict[str, Any]) -> Codec:
         cached = self._codecs.get((topic, id(schema)))
@@ -210,8 +215,14 @@ class UnwrapSink:
         if table is None:
             self._sink.send(topic, key, value, headers)
             return
-        out = (self._unwrap.tombstone() if value is None
-               else self._unwrap.change(table.value_schema, table.decode_value(value)))
+        if value is None:
+            last, self._last_delete = self._last_delete, None
+            out = self._unwrap.tombstone(last[2] if last and last[:2] == (topic, key) else [])
+        else:
+            payload = table.decode_value(value)
+            out = self._unwrap.change(table.value_schema, payload)
+            self._last_delete = None if out is None or payload.get("after") is not None \
+                else (topic, key, out.headers)
         if out is None:
             return
         if out.schema is None:

@@ -111,7 +111,8 @@ def test_rewrite_with_tombstone_keeps_the_tombstone_with_an_op_header() -> None:
                         add_headers="op,source.db")
     sent = run(cfg, ("d", ROW, None), None)
     assert [s[2] is None for s in sent] == [False, True]
-    assert sent[1][3] == [("__op", b"d")]
+    assert sent[0][3] == [("__op", b"d"), ("__source_db", b"shop")]
+    assert sent[1][3] == [("__op", b"d"), ("__source_db", b"shop"), ("__op", b"d")]
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("drop", []), ("delete-to-tombstone", [None])])
