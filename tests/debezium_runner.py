@@ -164,8 +164,9 @@ def _parse(value: Any) -> Any:
     return None if text is None else json.loads(text)
 
 
-def _headers(record: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _header_list(record: Any) -> list[tuple[str, Any]]:
+    """The record's headers in order (a key may repeat), JSON values parsed, else text."""
+    out: list[tuple[str, Any]] = []
     try:
         headers = record.headers()
     except AttributeError:
@@ -173,9 +174,9 @@ def _headers(record: Any) -> dict[str, Any]:
     for header in headers or []:
         raw = _text(header.getValue())
         try:
-            out[str(header.getKey())] = None if raw is None else json.loads(raw)
+            out.append((str(header.getKey()), None if raw is None else json.loads(raw)))
         except ValueError:
-            out[str(header.getKey())] = raw
+            out.append((str(header.getKey()), raw))
     return out
 
 
@@ -232,8 +233,9 @@ def main(props_path: str, out_path: str) -> int:
     class JsonlHandler(BasePythonChangeHandler):
         def handleJsonBatch(self, records: list[Any]) -> None:
             lines = [json.dumps({"topic": str(r.destination()), "key": _parse(r.key()),
-                                 "value": _parse(r.value()), "headers": _headers(r)})
-                     for r in records]
+                                 "value": _parse(r.value()), "headers": dict(headers),
+                                 "header_list": headers})
+                     for r in records for headers in (_header_list(r),)]
             with lock:
                 out.write("".join(line + "\n" for line in lines))
                 out.flush()

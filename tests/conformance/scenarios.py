@@ -88,8 +88,21 @@ DEFAULTS = """CREATE TABLE defaults (
     r SET('s','t') DEFAULT 's,t', u INT NULL DEFAULT NULL, w INT NOT NULL
 )"""
 
+# NULL written into columns with a DEFAULT: Kafka Connect's JsonConverter writes the default
+# (value.converter.replace.null.with.default, true by default), in before and after.
+NULL_DEFAULTS = """CREATE TABLE null_defaults (
+    id INT PRIMARY KEY, e ENUM('a','b','c') DEFAULT 'b', vc VARCHAR(40) DEFAULT 'abc',
+    n INT DEFAULT 5, dec2 DECIMAL(5,2) DEFAULT 1.25, plain INT)"""
+NULL_DEFAULTS_ROWS = [
+    "INSERT INTO null_defaults (id, e, vc, n, dec2) VALUES (1, NULL, NULL, NULL, NULL)",
+    "INSERT INTO null_defaults (id, plain) VALUES (2, 7)",
+    "UPDATE null_defaults SET e = 'a', vc = NULL WHERE id = 2",
+    "DELETE FROM null_defaults WHERE id = 1",
+]
+
 STREAMING = [
     ALL_TYPES, *ALL_TYPES_ROWS,
+    NULL_DEFAULTS, *NULL_DEFAULTS_ROWS,
     DEFAULTS,
     "INSERT INTO defaults (id, h, w) VALUES (1, '2022-01-01 00:00:00', 1)",
     ("ALTER TABLE defaults ADD COLUMN x INT NOT NULL DEFAULT 42, ADD COLUMN y VARCHAR(3) "
@@ -144,7 +157,10 @@ STREAMING = [
 # The last statements of every run: a connector has sent everything once it sent these.
 DONE = ["CREATE TABLE done (id INT PRIMARY KEY)", "INSERT INTO done VALUES (1)"]
 
-# Every type read by both snapshots as well: the same table and rows, created before start.
-SNAPSHOT_SETUP += [ALL_TYPES.replace("CREATE TABLE alltypes", "CREATE TABLE snap_all"),
+# Every type read by both snapshots as well: the same table and rows, created before start;
+# and NULLs in columns with a DEFAULT.
+SNAPSHOT_SETUP += [NULL_DEFAULTS.replace("null_defaults", "snap_nd"),
+                   NULL_DEFAULTS_ROWS[0].replace("null_defaults", "snap_nd"),
+                   ALL_TYPES.replace("CREATE TABLE alltypes", "CREATE TABLE snap_all"),
                    *(row.replace("INSERT INTO alltypes", "INSERT INTO snap_all")
                      for row in ALL_TYPES_ROWS if row.startswith("INSERT"))]
