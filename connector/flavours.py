@@ -16,8 +16,9 @@ import pymysql
 
 from connector.gtid import Gtid, GtidSet, MariaDbGtidPos, MariaGtid, MysqlGtid, Position
 
-__all__ = ["MARIADB", "MYSQL", "Flavour", "FlavourName", "Requirement", "flavour_named",
-           "flavour_of_server", "gtid_fields", "position_of_either", "server_flavour"]
+__all__ = ["MARIADB", "MYSQL", "Flavour", "FlavourName", "Requirement", "applied_or_streamed",
+           "flavour_named", "flavour_of_server", "gtid_fields", "position_of_either",
+           "server_flavour"]
 
 FlavourName = Literal["mysql", "mariadb"]
 
@@ -69,8 +70,12 @@ class Flavour:
         """Where a first start streams from: everything the server has binlogged."""
         raise NotImplementedError
 
-    def read_low(self, cursor: Any) -> Position:
-        """Before the chunk SELECT: never ahead of what the SELECT sees."""
+    def read_low(self, cursor: Any, streamed: Position) -> Position:
+        """Before the chunk SELECT: never ahead of what the SELECT sees, and never behind
+        `streamed` (the stream's position when the chunk was asked for) where the server
+        cannot say what the SELECT sees: a window opens only once L covers what the stream
+        emitted, so a part the stream is past and the server never vouches for would keep
+        every chunk from opening."""
         raise NotImplementedError
 
     def read_high(self, cursor: Any) -> Position:
@@ -122,8 +127,15 @@ class _MariaDb(Flavour):
     Measured: `@@gtid_binlog_pos` read *before* a SELECT can be ahead of it (the binlog is
     written before the InnoDB commit is visible), while `@@gtid_slave_pos` is committed
     with the replicated transaction itself. So: low = gtid_slave_pos, high =
-    gtid_binlog_pos. On a server that is not a replica gtid_slave_pos is empty: the window
-    then spans everything since the stream's start, which is wide but safe.
+    gtid_binlog_pos. gtid_slave_pos says nothing of the domains the applier does not
+    apply: this server's own writes (a logged ANALYZE TABLE or user change on a replica, a
+    primary's every write, a former primary's old domain). There L takes the stream's
+    position when the chunk was asked for, and any later transaction is outside L and
+    drops the rows it touches. This one relies on order, not a committed variable: a
+    transaction the stream read is committed by the time the SELECT runs (its InnoDB
+    commit follows its binlog write at once; the stream's read, the request's pipe and
+    the watermark query come between). Without it L never covered the stream there and
+    every chunk was selected again, for ever.
     """
 
     name: FlavourName = "mariadb"
@@ -141,8 +153,12 @@ class _MariaDb(Flavour):
     def current_position(self, cursor: Any) -> MariaDbGtidPos:
         return MariaDbGtidPos.parse(_first(cursor, "SELECT @@global.gtid_binlog_pos"))
 
-    def read_low(self, cursor: Any) -> MariaDbGtidPos:
-        return MariaDbGtidPos.parse(_first(cursor, "SELECT @@global.gtid_slave_pos"))
+    def read_low(self, cursor: Any, streamed: Position) -> MariaDbGtidPos:
+        cursor.execute("SELECT @@global.gtid_slave_pos, @@global.server_id")
+        applied, server_id = cursor.fetchone()
+        assert isinstance(streamed, MariaDbGtidPos)
+        return applied_or_streamed(MariaDbGtidPos.parse(str(applied or "")), streamed,
+                                   int(server_id))
 
     def read_high(self, cursor: Any) -> MariaDbGtidPos:
         return self.current_position(cursor)
@@ -155,8 +171,10 @@ class _MariaDb(Flavour):
         return str(position)
 
     def requirements(self, variables: dict[str, str], replica: bool) -> tuple[Requirement, ...]:
-        extra: tuple[Requirement, ...] = (Requirement("gtid_strict_mode", "ON",
-                             "snapshot watermarks compare GTID sequence numbers per domain"),)
+        extra: tuple[Requirement, ...] = (
+            Requirement("gtid_strict_mode", "ON",
+                        "snapshot watermarks compare GTID sequence numbers per domain"),
+        )
         if replica:
             extra += (Requirement("log_slave_updates", "ON", "replicated transactions would "
                                   "not be in this replica's binlog"),)
@@ -208,12 +226,22 @@ class _MySql(Flavour):
     def current_position(self, cursor: Any) -> GtidSet:
         return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_executed"))
 
-    def read_low(self, cursor: Any) -> GtidSet:
-        return self.current_position(cursor)
+    def read_low(self, cursor: Any, streamed: Position) -> GtidSet:
+        """gtid_executed, and the GTIDs of `streamed` this server never had: owned, then
+        executed read after owned hold every transaction it binlogged (executed stays
+        executed), so the rest of `streamed` (offsets written while reading another server)
+        is no transaction the stream will deliver or the SELECT can see."""
+        assert isinstance(streamed, GtidSet)
+        owned = self._owned(cursor)
+        executed = self.current_position(cursor)
+        return executed | (streamed - (owned | executed))
 
     def read_high(self, cursor: Any) -> GtidSet:
-        owned = _OWNED_BY.sub("", _first(cursor, "SELECT @@global.gtid_owned"))
-        return GtidSet.parse(owned) | self.current_position(cursor)
+        owned = self._owned(cursor)
+        return owned | self.current_position(cursor)
+
+    def _owned(self, cursor: Any) -> GtidSet:
+        return GtidSet.parse(_OWNED_BY.sub("", _first(cursor, "SELECT @@global.gtid_owned")))
 
     def bounded(self, sql: str, seconds: float) -> str:
         _check_select(sql)
@@ -257,6 +285,20 @@ class _MySql(Flavour):
 
     def gtids_at(self, cursor: Any, file: str, pos: int) -> str | None:
         return None  # MySQL cannot map a file/pos to a GTID set
+
+
+def applied_or_streamed(applied: MariaDbGtidPos, streamed: MariaDbGtidPos,
+                        server_id: int) -> MariaDbGtidPos:
+    """MariaDB's L: `applied` (gtid_slave_pos) in the domains the applier applies; the
+    stream's GTID in a domain it has never applied, or whose last streamed transaction
+    this server (`server_id`) wrote itself (a replica since promoted: gtid_slave_pos stays
+    where replication stopped)."""
+    low = applied
+    for gtid in streamed:
+        known = applied.get(gtid.domain)
+        if known is None or gtid.server_id == server_id and gtid.seq > known.seq:
+            low = low.advance(gtid)
+    return low
 
 
 def _int(text: str | None) -> int:

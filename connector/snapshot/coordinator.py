@@ -283,7 +283,8 @@ class SnapshotCoordinator:
             columns=tuple(c.name for c in table.schema.columns),
             key_columns=table.key_columns, condition=table.condition, after=after,
             limit=self.state.throttle(self._configured)[0],
-            encoding=self._encoding(table.schema), exact_keys=table.exact_keys)
+            encoding=self._encoding(table.schema), streamed=processed,
+            exact_keys=table.exact_keys)
         self._reader.request(self._asked)
 
     def _answer(self) -> Answer | None:

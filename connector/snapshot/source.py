@@ -35,7 +35,8 @@ class ChunkRequest:
     """The chunk of `table` after key `after`, as the coordinator asks the chunk reader for it.
 
     `number` tells the answer to this request from answers to requests since forgotten;
-    `encoding`, when set, has the reader encode each row (the window then holds `ReadRow`s).
+    `encoding`, when set, has the reader encode each row (the window then holds `ReadRow`s);
+    `streamed` is the stream's position when it was asked for (Flavour.read_low).
     """
 
     number: int
@@ -46,6 +47,7 @@ class ChunkRequest:
     after: Key | None
     limit: int
     encoding: RowEncoding | None
+    streamed: Position
     exact_keys: tuple[str, ...] = ()  # key columns read again in full (chunks.exact_key_sql)
 
 
@@ -78,7 +80,7 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     sql, params = chunk_query(db, name, request.key_columns, request.after, request.condition,
                               request.limit, exact=request.exact_keys)
     with session.cursor() as cur:
-        low = flavour.read_low(cur)
+        low = flavour.read_low(cur, request.streamed)
         cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
         read = [d[0] for d in cur.description]
         rows = cur.fetchall()

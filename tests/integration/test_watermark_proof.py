@@ -95,7 +95,7 @@ def test_mysql_watermarks_bracket_what_the_select_saw_on_a_parallel_replica(
     try:
         with conn.cursor() as cur:
             while len(samples) < SAMPLES and not errors:
-                low = MYSQL.read_low(cur)
+                low = MYSQL.read_low(cur, GtidSet())
                 cur.execute(f"SELECT id FROM {db}.w")
                 seen = {int(r[0]) for r in cur.fetchall()}
                 executed_after = MYSQL.current_position(cur)

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.flavours import MARIADB
-from connector.gtid import MariaGtid
+from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import Column, TableSchema
 from connector.snapshot.keys import binlog_key_reader, exact_key_columns
 from connector.snapshot.progress import TableProgress, key_from_json, key_to_json
@@ -55,8 +55,8 @@ class ServerCursor:
         pass
 
     def execute(self, sql: str, params: Any = None) -> None:
-        if "@@" in sql:
-            self._result = [("0-1-5",)]
+        if "@@" in sql:  # the low watermark's read also asks for the server id
+            self._result = [("0-1-5", 2) if "server_id" in sql else ("0-1-5",)]
             return
         self.sql = sql
         names = [c.name for c in (COMPOSITE if len(self.table[0]) == 3 else SCHEMA).columns]
@@ -90,7 +90,7 @@ def read_chunk(schema: TableSchema, rows: list[tuple[Any, ...]]) -> tuple[Select
     request = ChunkRequest(number=1, table=f"{schema.db}.{schema.table}",
                            columns=tuple(names), key_columns=schema.primary_key,
                            condition=None, after=None, limit=len(rows) + 1, encoding=None,
-                           exact_keys=exact)
+                           streamed=MariaDbGtidPos.parse("0-1-5"), exact_keys=exact)
     chunk = select_chunk(Server(cursor), request, MARIADB)
     assert isinstance(chunk, SelectedChunk)
     return chunk, cursor.sql
