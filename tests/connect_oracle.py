@@ -12,6 +12,11 @@ Requests (dicts):
       "schema_equal": bool (Avro Schema.equals, properties included),
       "json_payload": JsonConverter(schemas off) of the JSON record's Connect value,
       "avro_payload": the same of AvroConverter's reading of our Avro bytes}
+- {"kind": "avro_writes", "topic", "json": <record text from our JsonConverter output>,
+   "is_key": bool}
+  -> {"avro_payload": what Confluent's AvroConverter writes for the Connect value
+      JsonConverter reads (nulls kept: replace.null.with.default=false), read back and
+      written as JSON (schemas off, nulls kept)}
 - {"kind": "backward", "new": <Avro schema>, "old": <Avro schema>}
   -> {"errors": [...]} (empty: a registry with BACKWARD compatibility accepts `new`)
 A request the Java side refuses answers {"error": "<its exception>"}.
@@ -62,10 +67,11 @@ def _serve(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Mock = jpype.JClass(
         "io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient")
 
-    def json_converter(schemas: bool, is_key: bool) -> Any:
+    def json_converter(schemas: bool, is_key: bool, replace_null: bool = True) -> Any:
         conv = JsonConverter()
         conf = HashMap()
         conf.put("schemas.enable", "true" if schemas else "false")
+        conf.put("replace.null.with.default", "true" if replace_null else "false")
         conf.put("decimal.format", "BASE64")
         conv.configure(conf, is_key)
         return conv
@@ -78,6 +84,8 @@ def _serve(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
             errors = AvroSchema(request["new"]).isBackwardCompatible(AvroSchema(request["old"]))
             return {"errors": [str(e) for e in errors]}
         topic, is_key = request["topic"], bool(request["is_key"])
+        if request["kind"] == "avro_writes":
+            return {"avro_payload": avro_writes(topic, is_key, request["json"])}
         plain = json_converter(False, is_key)
         from_json = json_converter(True, is_key).toConnectData(topic, request["json"].encode())
         expected = avro_data.fromConnectSchema(from_json.schema())
@@ -98,6 +106,17 @@ def _serve(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "avro_payload": json.loads(bytes(plain.fromConnectData(
                 topic, from_avro.schema(), from_avro.value()))),
         }
+
+    def avro_writes(topic: str, is_key: bool, record: str) -> Any:
+        read = json_converter(True, is_key, False).toConnectData(topic, record.encode())
+        avro = AvroConverter(registry)
+        conf = HashMap()
+        conf.put("schema.registry.url", "mock://oracle")
+        conf.put("auto.register.schemas", "true")
+        avro.configure(conf, is_key)
+        back = avro.toConnectData(topic, avro.fromConnectData(topic, read.schema(), read.value()))
+        return json.loads(bytes(json_converter(False, is_key, False).fromConnectData(
+            topic, back.schema(), back.value())))
 
     answers: list[dict[str, Any]] = []
     for request in requests:
