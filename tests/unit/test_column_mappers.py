@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from connector.events import EventEncoder
-from connector.events.column_mappers import java_serialized_string
+from connector.events.column_mappers import java_serialized_string, source_column
 from connector.schema import Column, TableSchema
 from tests.unit.test_envelope import SOURCE, config
 
@@ -98,3 +98,12 @@ def test_message_key_columns_replace_the_primary_key_in_rule_order() -> None:
     assert [f["field"] for f in key["schema"]["fields"]] == ["code", "email"]
     _, _, unmatched = _encoded(**{"message.key.columns": "other.t:x"})
     assert unmatched["payload"] == {"id": 1}
+
+
+def test_integer_lengths_follow_show_create_table_of_the_flavour() -> None:
+    """MariaDB writes int(11) / smallint(5) unsigned, MySQL 8 int: Debezium's length."""
+    qty = Column("qty", "smallint", unsigned=True)
+    assert source_column(qty, integer_widths=True).length == 5
+    assert source_column(qty, integer_widths=False).length is None
+    assert source_column(qty, integer_widths=False).type_name == "SMALLINT UNSIGNED"
+    assert source_column(Column("e", "set", values=("a", "b", "c")), False).length == 5
