@@ -18,7 +18,7 @@ from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.config_keys import HASH_KEY, HASH_V2_KEY, JAVA_DIGESTS, MASK_KEY, TRUNCATE_KEY
-from connector.events.types import FieldMapping
+from connector.events.types import BINARY_TYPES, FieldMapping
 from connector.flavours import flavour_named
 from connector.schema import Column
 
@@ -78,11 +78,12 @@ def _java_truncate(text: str, limit: int) -> str:
     return units[:2 * limit].decode("utf-16-le", errors="ignore")
 
 
-def _truncate(limit: int) -> Callable[[Any], Any]:
+def _truncate(limit: int, binary: bool) -> Callable[[Any], Any]:
+    """Debezium cuts Strings, and ByteBuffers: BINARY/BLOB values, not DECIMAL or BIT ones."""
     def cut(value: Any) -> Any:
         if isinstance(value, str):
             return _java_truncate(value, limit)
-        if isinstance(value, bytes | bytearray) and len(value) > limit:
+        if binary and isinstance(value, bytes | bytearray) and len(value) > limit:
             return bytes(value[:limit])
         return value
     return cut
@@ -148,7 +149,7 @@ def _truncate_rule(limit: int) -> Callable[[Column, SourceColumn, FieldMapping],
     def apply(column: Column, source: SourceColumn, mapping: FieldMapping) -> FieldMapping:
         if source.length is not None and source.length <= limit:
             return mapping
-        cut = _truncate(limit)
+        cut = _truncate(limit, column.type_name in BINARY_TYPES)
         fallback = None if mapping.fallback is None else cut(mapping.fallback)
         return _with_parameters(mapping, {"truncateLength": str(limit)},
                                 _then(mapping.convert, cut), fallback)

@@ -3,6 +3,8 @@ rules; the conformance run `test_column_settings.py` holds them to the real Debe
 
 from __future__ import annotations
 
+import base64
+import decimal
 import hashlib
 import json
 from typing import Any
@@ -107,3 +109,20 @@ def test_integer_lengths_follow_show_create_table_of_the_flavour() -> None:
     assert source_column(qty, integer_widths=False).length is None
     assert source_column(qty, integer_widths=False).type_name == "SMALLINT UNSIGNED"
     assert source_column(Column("e", "set", values=("a", "b", "c")), False).length == 5
+
+
+def test_truncate_cuts_binary_columns_only_among_byte_values() -> None:
+    """Debezium cuts Strings and ByteBuffers (BINARY/BLOB); a DECIMAL (BigDecimal) or BIT
+    (byte[]) value passes whole, though its schema gets truncateLength."""
+    table = TableSchema("shop", "t", (
+        Column("id", "int", nullable=False), Column("amount", "decimal", precision=10, scale=2),
+        Column("flags", "bit", length=16), Column("photo", "blob")), ("id",))
+    enc = EventEncoder(config(**{"column.truncate.to.1.chars": "shop.t.*"})).table(table)
+    row = {"id": 1, "amount": decimal.Decimal("12345.67"), "flags": 0x0102, "photo": b"abc"}
+    value = json.loads(enc.value("c", None, row, SOURCE, 1))
+    fields = {f["field"]: f for f in value["schema"]["fields"][1]["fields"]}
+    after = value["payload"]["after"]
+    assert after["amount"] == base64.b64encode((1234567).to_bytes(3, "big")).decode()
+    assert after["flags"] == base64.b64encode(b"\x02\x01").decode()
+    assert after["photo"] == base64.b64encode(b"a").decode()
+    assert fields["amount"]["parameters"]["truncateLength"] == "1"
