@@ -23,9 +23,10 @@ class ColumnSelection:
     def __init__(self, config: ConnectorConfig) -> None:
         self._include = _compiled(config.column_include_list)
         self._exclude = _compiled(config.column_exclude_list)
-        # message.key.columns: "table-regex:col,col;..." -> one regex per column, in order.
+        # message.key.columns: "table-regex:col,col;..." -> one regex per column, in order;
+        # as Debezium, the table part is not trimmed (" db.t:a" matches no table).
         self._key_rules = [
-            re.compile(f"{table.strip()}.{column.strip()}", re.IGNORECASE)
+            re.compile(f"{table}.{column.strip()}", re.IGNORECASE)
             for part in (config.message_key_columns or "").split(";") if ":" in part
             for table, columns in [part.split(":", 1)]
             for column in columns.split(",")

@@ -100,6 +100,8 @@ def test_message_key_columns_replace_the_primary_key_in_rule_order() -> None:
     assert [f["field"] for f in key["schema"]["fields"]] == ["code", "email"]
     _, _, unmatched = _encoded(**{"message.key.columns": "other.t:x"})
     assert unmatched["payload"] == {"id": 1}
+    _, _, spaced = _encoded(**{"message.key.columns": "other.t:x; shop.people:code"})
+    assert spaced["payload"] == {"id": 1}  # Debezium's regex keeps the space: no match
 
 
 def test_integer_lengths_follow_show_create_table_of_the_flavour() -> None:
