@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pymysql
 
@@ -20,6 +20,13 @@ from connector.binlog.declared import DeclaredColumns, with_declared
 from connector.schema import TableSchema, schema_from_information_schema, with_catalog_details
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _error_code(exc: BaseException) -> str:
+    """The error number only: a server message can quote data."""
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    return type(exc).__name__ if code is None else f"error {code}"
 
 
 class Catalog:
@@ -39,9 +46,8 @@ class Catalog:
             if from_ddl is not None:
                 return from_ddl
         try:
-            if self._conn is None:
-                self._conn = self._connect()
-            catalog = schema_from_information_schema(self._conn, schema.db, schema.table)
+            catalog = self._read(lambda conn: schema_from_information_schema(
+                conn, schema.db, schema.table))
         except (pymysql.MySQLError, LookupError, OSError) as exc:
             self.close()
             self._log_once(schema, f"catalog not read ({exc})")
@@ -54,17 +60,34 @@ class Catalog:
 
     def database_charset(self, db: str) -> str | None:
         """The database's default character set (what a table without its own uses)."""
-        try:
-            if self._conn is None:
-                self._conn = self._connect()
-            with self._conn.cursor() as cur:
+        def charset(conn: Any) -> Any:
+            with conn.cursor() as cur:
                 cur.execute("SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA "
                             "WHERE SCHEMA_NAME = %s", (db,))
-                row = cur.fetchone()
+                return cur.fetchone()
+        try:
+            row = self._read(charset)
         except (pymysql.MySQLError, OSError):
             self.close()
             return None
         return None if row is None else str(row[0])
+
+    def _read(self, read: Callable[[Any], T]) -> T:
+        """`read` on the session; one found dead (closed while idle, or silent past its read
+        timeout, connector.snapshot.session.READ_TIMEOUT_S) is replaced once, with one line:
+        a table version read without its catalog details keeps none in its events."""
+        try:
+            if self._conn is None:
+                self._conn = self._connect()
+            return read(self._conn)
+        except (pymysql.OperationalError, pymysql.InterfaceError, OSError) as exc:
+            self.close()
+            code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+            if code and not 2000 <= code < 3000:
+                raise  # the server refused the query: a new session would too
+            log.warning("catalog session lost (%s); reconnecting", _error_code(exc))
+        self._conn = self._connect()
+        return read(self._conn)
 
     def _log_once(self, schema: TableSchema, why: str) -> None:
         if schema.id not in self._mismatch_logged:
