@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pyspark import SparkConf
+from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from spark_consumer.options import JobOptions
@@ -40,6 +40,10 @@ def session_conf(opts: JobOptions) -> dict[str, str]:
 
 def build_session(opts: JobOptions) -> SparkSession:
     """Get or create the session; local masters get small-machine defaults."""
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # Under spark-submit its JVM, and so its --master, is up before this Python:
+        # without the gateway SparkConf() is empty and the job ran in local[2].
+        SparkContext._ensure_initialized()
     existing = SparkConf()
     master = opts.master or existing.get("spark.master") or "local[2]"
     builder = SparkSession.builder.appName("gtidmark-spark-apply").master(master)
