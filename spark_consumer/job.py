@@ -51,6 +51,8 @@ from spark_consumer.resume import (
     check_collisions,
     resume_offset,
 )
+from spark_consumer.secrets import install as install_redaction
+from spark_consumer.secrets import secret_values
 from spark_consumer.source import (
     Side,
     direct_source,
@@ -351,12 +353,14 @@ def main(argv: list[str]) -> int:
         return EXIT_USAGE
     logging.basicConfig(level=opts.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redactor = install_redaction(secret_values(opts.catalog_conf, opts.kafka_conf,
+                                               opts.spark_conf))
     from connector.kafka import KafkaUnreachable, require_kafka
 
     try:  # before Spark starts: a broker that is not there is one line, not a 30 s wait
         require_kafka(opts.kafka_settings(), opts.bootstrap_setting())
     except KafkaUnreachable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redactor.redact(str(exc))}", file=sys.stderr)
         return EXIT_RUNTIME
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     signal.signal(signal.SIGTERM, _on_signal)
@@ -373,6 +377,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         log.debug("failure", exc_info=True)
         first = (str(exc).strip().splitlines() or ["(no message)"])[0]
-        print(f"error: spark-apply failed: {type(exc).__name__}: {first}", file=sys.stderr)
+        print(f"error: spark-apply failed: {type(exc).__name__}: {redactor.redact(first)}",
+              file=sys.stderr)
         return EXIT_RUNTIME
     return EXIT_OK

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 KAFKA_CONFIG_ENV = "GTIDMARK_KAFKA_CONFIG"
+CATALOG_CONFIG_ENV = "GTIDMARK_CATALOG_CONFIG"
 
 
 class UsageError(Exception):
@@ -33,7 +34,7 @@ class JobOptions:
     topic_pattern: str | None
     warehouse: str = "./spark-warehouse"
     catalog_name: str = "gtidmark"
-    catalog_conf: dict[str, str] = field(default_factory=dict)
+    catalog_conf: dict[str, str] = field(default_factory=dict, repr=False)
     namespace: str | None = None
     max_offsets_per_batch: int | None = 100_000
     once: bool = False
@@ -44,7 +45,7 @@ class JobOptions:
     local_jars: bool = True
     master: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
-    kafka_conf: dict[str, str] = field(default_factory=dict)
+    kafka_conf: dict[str, str] = field(default_factory=dict, repr=False)
     log_level: str = "INFO"
     restart_topics: frozenset[str] = frozenset()
     decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -70,8 +71,9 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def read_kafka_config(path: str, flag: str) -> dict[str, str]:
-    """librdkafka settings from a file: a JSON object, or Java properties (key=value lines)."""
+def read_settings_file(path: str, flag: str) -> dict[str, str]:
+    """Settings (librdkafka, catalog) from a file: a JSON object, or Java properties
+    (key=value lines): secrets kept off the command line."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -142,7 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog-name", default="gtidmark", help="Spark catalog name")
     p.add_argument("--catalog-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="spark.sql.catalog.<name>.KEY=VALUE (e.g. type=rest, uri=...); "
-                   "replaces the local Hadoop catalog defaults")
+                   "replaces the local Hadoop catalog defaults (visible in ps: put secrets "
+                   "in --catalog-config)")
+    p.add_argument("--catalog-config", metavar="FILE",
+                   help="catalog settings (credentials, s3.secret-access-key, hadoop.*) from a "
+                   "properties or JSON file, like --catalog-conf; default: the file named by "
+                   f"${CATALOG_CONFIG_ENV}")
     p.add_argument("--namespace", help="put every table in this namespace (default: the "
                    "database part of the topic name)")
     p.add_argument("--max-offsets-per-batch", type=int, default=100_000,
@@ -188,7 +195,7 @@ def parse_options(argv: list[str]) -> JobOptions:
     return JobOptions(
         bootstrap_servers=args.bootstrap_servers.strip(), topics=topics,
         topic_pattern=args.topic_pattern, warehouse=args.warehouse,
-        catalog_name=args.catalog_name, catalog_conf=_pairs(args.catalog_conf, "--catalog-conf"),
+        catalog_name=args.catalog_name, catalog_conf=_catalog_conf(args),
         namespace=args.namespace, max_offsets_per_batch=args.max_offsets_per_batch or None,
         once=args.once, trigger_interval=args.trigger_interval, dead_letter=args.dead_letter,
         jars=_csv(args.jars), packages=_csv(args.packages), local_jars=not args.no_local_jars,
@@ -198,12 +205,23 @@ def parse_options(argv: list[str]) -> JobOptions:
         decimal_columns=_decimal_hints(args.decimal_column))
 
 
-def _kafka_conf(args: argparse.Namespace) -> dict[str, str]:
-    """--kafka-config file (or $GTIDMARK_KAFKA_CONFIG) first, --kafka-conf pairs over it."""
+def _file_then_pairs(path: str | None, flag: str, env: str, pairs: list[str],
+                     pairs_flag: str) -> dict[str, str]:
+    """The settings file (`flag`, else the file named by $`env`), then KEY=VALUE pairs over it."""
     conf: dict[str, str] = {}
-    if args.kafka_config:
-        conf = read_kafka_config(args.kafka_config, "--kafka-config")
-    elif os.environ.get(KAFKA_CONFIG_ENV):
-        conf = read_kafka_config(os.environ[KAFKA_CONFIG_ENV], KAFKA_CONFIG_ENV)
-    conf.update(_pairs(args.kafka_conf, "--kafka-conf"))
+    if path:
+        conf = read_settings_file(path, flag)
+    elif os.environ.get(env):
+        conf = read_settings_file(os.environ[env], env)
+    conf.update(_pairs(pairs, pairs_flag))
     return conf
+
+
+def _kafka_conf(args: argparse.Namespace) -> dict[str, str]:
+    return _file_then_pairs(args.kafka_config, "--kafka-config", KAFKA_CONFIG_ENV,
+                            args.kafka_conf, "--kafka-conf")
+
+
+def _catalog_conf(args: argparse.Namespace) -> dict[str, str]:
+    return _file_then_pairs(args.catalog_config, "--catalog-config", CATALOG_CONFIG_ENV,
+                            args.catalog_conf, "--catalog-conf")

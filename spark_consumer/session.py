@@ -12,19 +12,28 @@ from spark_consumer.options import JobOptions
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
 
-def session_conf(opts: JobOptions) -> dict[str, str]:
-    """Spark settings for `opts`; user --spark-conf wins over these defaults."""
-    conf: dict[str, str] = {
-        "spark.sql.extensions": EXTENSIONS,
-        "spark.sql.session.timeZone": "UTC",
-        f"spark.sql.catalog.{opts.catalog_name}": "org.apache.iceberg.spark.SparkCatalog",
-    }
+def catalog_conf(opts: JobOptions) -> dict[str, str]:
+    """The catalog's settings: --catalog-config/--catalog-conf, else a local Hadoop catalog.
+
+    Set on the running session, never given to the JVM at launch: PySpark passes launch
+    settings to spark-submit as `--conf KEY=VALUE` arguments, which `ps` shows.
+    """
+    conf = {f"spark.sql.catalog.{opts.catalog_name}": "org.apache.iceberg.spark.SparkCatalog"}
     prefix = f"spark.sql.catalog.{opts.catalog_name}."
     if opts.catalog_conf:
         conf.update({prefix + k: v for k, v in opts.catalog_conf.items()})
     else:
         conf[prefix + "type"] = "hadoop"
         conf[prefix + "warehouse"] = os.path.abspath(opts.warehouse)
+    return conf
+
+
+def session_conf(opts: JobOptions) -> dict[str, str]:
+    """Spark launch settings for `opts`; user --spark-conf wins over these defaults."""
+    conf: dict[str, str] = {
+        "spark.sql.extensions": EXTENSIONS,
+        "spark.sql.session.timeZone": "UTC",
+    }
     jars = list(opts.jars)
     if opts.local_jars:
         from spark_consumer.jars import jar_paths
@@ -56,6 +65,9 @@ def build_session(opts: JobOptions) -> SparkSession:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    for key, value in catalog_conf(opts).items():
+        if key not in opts.spark_conf:  # --spark-conf wins, as at launch
+            spark.conf.set(key, value)
     _check_iceberg(spark)
     return spark
 
