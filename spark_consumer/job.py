@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from types import FrameType
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,14 +22,17 @@ from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
+    PARTITIONS_PROPERTY,
     TOPIC_IDS_PROPERTY,
     Offsets,
     commit_offsets_only,
     commit_properties,
     committed_summary,
     decode_offsets,
+    decode_partition_counts,
     decode_topic_ids,
     encode_offsets,
+    encode_partition_counts,
     encode_topic_ids,
 )
 from spark_consumer.options import JobOptions, UsageError, parse_options
@@ -44,11 +46,13 @@ from spark_consumer.planner import (
     topic_ids,
     true_ends,
 )
+from spark_consumer.progress import BatchResult, changes_merged
 from spark_consumer.reader import RangeStats
 from spark_consumer.resume import (
     PartitionState,
     TableCollisionError,
     check_collisions,
+    check_partition_count,
     resume_offset,
 )
 from spark_consumer.secrets import install as install_redaction
@@ -76,24 +80,6 @@ log = logging.getLogger("spark_consumer")
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
 
-@dataclass
-class BatchResult:
-    """Progress of one micro-batch, logged as one line."""
-
-    records: int = 0
-    tombstones: int = 0
-    bad: int = 0
-    keys: dict[str, int] = field(default_factory=dict)
-    lag: int = 0
-    seconds: float = 0.0
-
-    def line(self, number: int) -> str:
-        tables = ", ".join(f"{t}={n}" for t, n in sorted(self.keys.items())) or "none"
-        return (f"batch {number}: read {self.records} records ({self.tombstones} tombstones, "
-                f"{self.bad} bad); keys merged per table: {tables}; lag {self.lag} offsets; "
-                f"{self.seconds:.1f}s")
-
-
 class Job:
     """State kept between micro-batches: table states and the offsets committed so far."""
 
@@ -105,6 +91,7 @@ class Job:
         self.offsets: dict[TableRef, Offsets] = {}
         self.topic_ids: dict[TableRef, dict[str, str]] = {}
         self.current_ids: dict[str, str] = {}
+        self.partition_counts: dict[TableRef, dict[str, int]] = {}
         self.batches = 0
         self.dead_letters = 0
         self.sides: dict[TableRef, Side] = {}
@@ -123,6 +110,8 @@ class Job:
                 summary = committed_summary(self.spark, str(ref))
                 self.offsets[ref] = decode_offsets(summary.get(OFFSETS_PROPERTY))
                 self.topic_ids[ref] = decode_topic_ids(summary.get(TOPIC_IDS_PROPERTY))
+                self.partition_counts[ref] = decode_partition_counts(
+                    summary.get(PARTITIONS_PROPERTY))
         return state
 
     def starts(self, tps: list[TP], ends: dict[TP, int]) -> dict[TP, int]:
@@ -153,9 +142,27 @@ class Job:
         tps = [(t, p) for t in topics for p in parts[t]]
         ends = true_ends(self.kafka, tps)
         starts = self.starts(tps, ends)
+        self._check_partitions(parts)
         if targets is not None:
             ends = {tp: min(end, targets.get(tp, 0)) for tp, end in ends.items()}
         return plan_ranges(starts, ends, self.opts.max_offsets_per_batch), ends
+
+    def _check_partitions(self, parts: dict[str, list[int]]) -> None:
+        """Each topic's partition count, checked against the table's last commit (a topic
+        recreated under --restart-topics starts afresh); --partitions-added commits the new
+        count at once, so a later run goes on without the flag."""
+        for topic, ids in parts.items():
+            ref = self.table_for(topic)
+            counts = self.partition_counts.setdefault(ref, {})
+            known = None if topic in self.opts.restart_topics else counts.get(topic)
+            accepted = topic in self.opts.partitions_added
+            check_partition_count(topic, str(ref), known, len(ids), accepted)
+            if not ids or counts.get(topic) == len(ids):
+                continue
+            counts[topic] = len(ids)
+            if accepted and known is not None and self._state(ref) is not None:
+                commit_offsets_only(self.spark, str(ref), self._summary(
+                    ref, self.offsets.get(ref, {}), self.topic_ids.get(ref, {})))
 
     def run_batch(self, ranges: list[OffsetRange], ends: dict[TP, int]) -> BatchResult:
         """Per table: read its ranges, evolve/create it, MERGE with offsets in the commit."""
@@ -176,12 +183,7 @@ class Job:
                                     range(len(tables)), tables))
         result = BatchResult()
         for (ref, _), (meta, bad, merged) in zip(tables, applied, strict=True):
-            stats = [m for m in meta if isinstance(m, RangeStats)]
-            result.records += sum(s.records for s in stats)
-            result.tombstones += sum(s.tombstones for s in stats)
-            result.bad += bad
-            if merged:
-                result.keys[str(ref)] = _changes(meta)
+            result.add(str(ref), meta, bad, merged)
         result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
         result.seconds = time.monotonic() - began
         return result
@@ -218,7 +220,7 @@ class Job:
                         ", ".join(sorted({r.topic for r in rngs})))
             self.offsets[ref] = self._offsets_after(ref, rngs)
             return meta, len(bad), False
-        self._commit(ref, rngs, state, source, view, merge=_changes(meta) > 0)
+        self._commit(ref, rngs, state, source, view, merge=changes_merged(meta) > 0)
         return meta, len(bad), True
 
     def _known(self, rngs: list[OffsetRange],
@@ -264,8 +266,7 @@ class Job:
         ids = dict(self.topic_ids.get(ref, {}))
         ids.update({r.topic: self.current_ids[r.topic] for r in rngs
                     if r.topic in self.current_ids})
-        props = {OFFSETS_PROPERTY: encode_offsets(offsets),
-                 TOPIC_IDS_PROPERTY: encode_topic_ids(ids)}
+        props = self._summary(ref, offsets, ids)
         if merge:
             log.info("table %s: MERGE started", ref)
             with commit_properties(self.spark, props):
@@ -274,6 +275,12 @@ class Job:
             commit_offsets_only(self.spark, str(ref), props)
         self.offsets[ref] = offsets
         self.topic_ids[ref] = ids
+
+    def _summary(self, ref: TableRef, offsets: Offsets, ids: dict[str, str]) -> dict[str, str]:
+        """The properties a commit of the job carries in its snapshot summary."""
+        return {OFFSETS_PROPERTY: encode_offsets(offsets),
+                TOPIC_IDS_PROPERTY: encode_topic_ids(ids),
+                PARTITIONS_PROPERTY: encode_partition_counts(self.partition_counts.get(ref, {}))}
 
     def _prepare(self, ref: TableRef, shapes: list[Shape]) -> TableState | None:
         """Create the table on first sight, add the columns new events carry."""
@@ -304,11 +311,6 @@ class Job:
         for record in bad:
             log.warning("bad record %s[%d]@%d: %s (dead-lettered to %s)", record.topic,
                         record.partition, record.offset, record.reason, self.opts.dead_letter)
-
-
-def _changes(meta: list[object]) -> int:
-    """Keys the MERGE applies: the last change per key of every range."""
-    return sum(m.upserts + m.deletes for m in meta if isinstance(m, RangeStats))
 
 
 _stop = False

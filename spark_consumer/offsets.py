@@ -19,6 +19,8 @@ from pyspark.sql import SparkSession
 
 OFFSETS_PROPERTY = "gtidmark.offsets"
 TOPIC_IDS_PROPERTY = "gtidmark.topic-ids"  # {topic: Kafka topic id} the offsets belong to
+PARTITIONS_PROPERTY = "gtidmark.partitions"  # {topic: partition count} the offsets were read in
+SUMMARY_PROPERTIES = (OFFSETS_PROPERTY, TOPIC_IDS_PROPERTY, PARTITIONS_PROPERTY)
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> next offset to read
 
@@ -52,6 +54,14 @@ def decode_topic_ids(text: str | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in json.loads(text).items()} if text else {}
 
 
+def encode_partition_counts(counts: dict[str, int]) -> str:
+    return json.dumps(dict(sorted(counts.items())), separators=(",", ":"))
+
+
+def decode_partition_counts(text: str | None) -> dict[str, int]:
+    return {str(k): int(v) for k, v in json.loads(text).items()} if text else {}
+
+
 class OffsetsLostError(RuntimeError):
     """The snapshots that carried the job's offsets were expired (message: one line)."""
 
@@ -67,7 +77,7 @@ def committed_summary(spark: SparkSession, name: str) -> dict[str, str]:
     while snapshot is not None:
         summary = snapshot.summary()
         if summary.containsKey(OFFSETS_PROPERTY):
-            return {key: str(summary.get(key)) for key in (OFFSETS_PROPERTY, TOPIC_IDS_PROPERTY)
+            return {key: str(summary.get(key)) for key in SUMMARY_PROPERTIES
                     if summary.containsKey(key)}
         parent = snapshot.parentId()
         if parent is None:

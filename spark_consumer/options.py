@@ -48,6 +48,7 @@ class JobOptions:
     kafka_conf: dict[str, str] = field(default_factory=dict, repr=False)
     log_level: str = "INFO"
     restart_topics: frozenset[str] = frozenset()
+    partitions_added: frozenset[str] = frozenset()
     decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def kafka_settings(self) -> dict[str, str]:
@@ -135,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--restart-topics", metavar="TOPICS",
                    help="comma-separated topics that were recreated: read them from their "
                    "beginning instead of stopping")
+    p.add_argument("--partitions-added", metavar="TOPICS",
+                   help="comma-separated topics that gained partitions while the connector "
+                   "was stopped and after this job had applied all it wrote: go on with the "
+                   "new partition count instead of stopping")
     p.add_argument("--decimal-column", action="append", default=[],
                    metavar="DB.TABLE.COLUMN=P,S",
                    help="schemaless JSON: this column is a precise DECIMAL(P,S) (base64), "
@@ -202,6 +207,7 @@ def parse_options(argv: list[str]) -> JobOptions:
         master=args.master, spark_conf=_pairs(args.spark_conf, "--spark-conf"),
         kafka_conf=_kafka_conf(args), log_level=args.log_level,
         restart_topics=frozenset(_csv(args.restart_topics)),
+        partitions_added=frozenset(_csv(args.partitions_added)),
         decimal_columns=_decimal_hints(args.decimal_column))
 
 

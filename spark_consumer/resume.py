@@ -18,6 +18,10 @@ class TopicRecreatedError(RuntimeError):
     """Stored offsets belong to an earlier topic of the same name (message: one line)."""
 
 
+class PartitionsAddedError(RuntimeError):
+    """A topic gained partitions since the table's last commit (message: one line)."""
+
+
 class TableCollisionError(ValueError):
     """Two topics would be applied to one Iceberg table (message: one line)."""
 
@@ -67,3 +71,26 @@ def resume_offset(p: PartitionState, restart: bool) -> int:
     raise TopicRecreatedError(
         f"{p.topic}[{p.partition}]: {reason} (topic recreated?); to apply the topic from its "
         f"beginning onto the existing table run once with --restart-topics {p.topic}")
+
+
+def check_partition_count(topic: str, table: str, known: int | None, now: int,
+                          accepted: bool) -> None:
+    """Stop when `topic` has more partitions than when `table` last committed (`known`).
+
+    Kafka places a key by hash modulo the partition count: once partitions are added, one
+    key's older changes sit in one partition and its newer ones in another, and nothing in
+    the offsets says which came first. Unless the user says the topic was idle across the
+    change (`accepted`), the job stops before applying anything of it.
+    """
+    if known is None or now <= known:
+        return
+    if accepted:
+        log.warning("%s: %d partitions, %d when table %s last committed; --partitions-added: "
+                    "going on with %d", topic, now, known, table, now)
+        return
+    raise PartitionsAddedError(
+        f"topic {topic} has {now} partitions, {known} when table {table} last committed: a "
+        f"key's changes can now be in two partitions and the job cannot tell which came "
+        f"first; if the connector was stopped before the partitions were added and this job "
+        f"had applied everything it wrote, run once with --partitions-added {topic}, else "
+        f"rebuild the table from a new snapshot")
