@@ -141,7 +141,7 @@ class _MariaDb(Flavour):
     name: FlavourName = "mariadb"
     is_mariadb = True
     cnf_group = "[mariadb]"
-    probe_variables = ("gtid_binlog_pos",)
+    probe_variables = ("gtid_binlog_pos", "log_bin_compress")
     shows_integer_widths = True
 
     def position(self, text: str) -> MariaDbGtidPos:
@@ -174,6 +174,7 @@ class _MariaDb(Flavour):
         extra: tuple[Requirement, ...] = (
             Requirement("gtid_strict_mode", "ON",
                         "snapshot watermarks compare GTID sequence numbers per domain"),
+            Requirement("log_bin_compress", "OFF", "compressed row events are not decoded"),
         )
         if replica:
             extra += (Requirement("log_slave_updates", "ON", "replicated transactions would "

@@ -1,9 +1,9 @@
-"""MariaDB's log_bin_compress switched on while streaming: never a silent drop (#22).
+"""MariaDB's log_bin_compress: refused at start; switched on later, never a silent drop (#22).
 
 With `log_bin_compress=ON` the server writes query and rows events above
 `log_bin_compress_min_len` (256 bytes) compressed. The reader skipped those event types: the
 rows of a large write were missing from the topic, and a long DDL from the schema history,
-without a word. A `SET GLOBAL` while streaming now stops the
+without a word. The start check now refuses the setting; a `SET GLOBAL` after it stops the
 connector at the first compressed rows event of a captured table (or skips it, named, under
 event.processing.failure.handling.mode=warn), and a compressed statement is inflated and
 read like any other. These tests read the session primary directly (a setting of the server
@@ -43,6 +43,23 @@ def _document(mariadb: MariaDbPair, broker: Broker, db: str) -> dict[str, Any]:
 def _topic_ids(broker: Broker, db: str) -> set[int]:
     rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.t")
     return {int(row["id"]) for row in rebuilt.values()}
+
+
+def test_log_bin_compress_on_is_refused_at_start(mariadb: MariaDbPair, broker: Broker,
+                                                 unique_name: str, tmp_path: Path,
+                                                 connector: list[ConnectorProcess]) -> None:
+    mariadb.primary.execute(f"CREATE DATABASE {unique_name}")
+    proc = ConnectorProcess(_document(mariadb, broker, unique_name), tmp_path)
+    connector.append(proc)
+    with compressed_binlog(mariadb):
+        proc.start()
+        assert proc.proc is not None
+        code = proc.proc.wait(60)
+    assert code == 2, proc.log()[-2000:]
+    lines = [line for line in proc.log().splitlines() if "server variable" in line]
+    refusal = ("error: database: server variable log_bin_compress is ON, gtidmark needs "
+               "log_bin_compress=OFF (compressed row events are not decoded)")
+    assert lines == [refusal], lines
 
 
 def test_compressed_events_after_the_start_stop_or_are_named_never_dropped(

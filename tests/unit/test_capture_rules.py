@@ -21,7 +21,8 @@ from connector.preflight import (
 )
 
 GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
-        "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON"}
+        "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON",
+        "log_bin_compress": "OFF"}
 MYSQL_GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
               "binlog_row_metadata": "FULL", "gtid_mode": "ON", "enforce_gtid_consistency": "ON",
               "binlog_row_value_options": "", "binlog_transaction_compression": "OFF",
@@ -46,7 +47,8 @@ def test_a_well_configured_replica_passes() -> None:
                                            ("binlog_row_image", "NOBLOB"),
                                            ("binlog_row_metadata", "MINIMAL"),
                                            ("gtid_strict_mode", "OFF"),
-                                           ("log_slave_updates", "OFF")])
+                                           ("log_slave_updates", "OFF"),
+                                           ("log_bin_compress", "ON")])
 def test_each_bad_setting_is_named_with_the_value_needed(name: str, bad: str) -> None:
     problem = maria({**GOOD, name: bad})
     assert problem is not None and "\n" not in problem
