@@ -89,7 +89,7 @@ def test_a_frozen_snapshot_session_holds_neither_the_stream_nor_the_snapshot(
             if lags[-1] == float("inf"):
                 break
             time.sleep(0.2)
-        assert max(lags) < 2.0, f"stream latency while the snapshot session is frozen: {lags}"
+        assert max(lags) < 5.0, f"stream latency while the snapshot session is frozen: {lags}"
         proc.wait_log(f"snapshot of {db}.second complete", timeout=30)
     finally:
         if tail is not None:
