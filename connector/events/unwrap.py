@@ -78,7 +78,11 @@ class _Lookup:
         parent = payload if self.struct is None else payload.get(self.struct)
         if parent is None:
             return None  # no transaction block: the field is null
-        return parent.get(self.field) if self.in_struct else payload.get(self.field)
+        value = parent.get(self.field) if self.in_struct else payload.get(self.field)
+        if value == "false" and (self.struct, self.field) == ("source", "snapshot"):
+            return None  # unset while streaming: the converter wrote the default, the SMT
+            # reads the field without it (getWithoutDefault)
+        return value
 
 
 @dataclass(frozen=True, slots=True)

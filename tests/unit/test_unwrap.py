@@ -88,14 +88,15 @@ def test_other_topics_pass_unchanged() -> None:
 
 def test_rewrite_adds_deleted_fields_and_headers() -> None:
     cfg = unwrap_config(delete_tombstone_handling_mode="rewrite",
-                        add_fields="op,table,source.ts_ms,id:txid",
+                        add_fields="op,table,source.ts_ms,id:txid,source.snapshot",
                         add_headers="op,db", add_headers_prefix="h_")
     sent = run(cfg, ("c", None, ROW), ("d", ROW, None), None)
     assert len(sent) == 2
     created, deleted = doc(sent[0]), doc(sent[1])
     assert created["payload"] == {"id": 1, "e": "b", "v": "x", "__deleted": "false",
                                   "__op": "c", "__table": "orders",
-                                  "__source_ts_ms": 1_700_000_000_000, "__txid": None}
+                                  "__source_ts_ms": 1_700_000_000_000, "__txid": None,
+                                  "__source_snapshot": None}  # unset while streaming
     assert deleted["payload"]["__deleted"] == "true" and deleted["payload"]["__op"] == "d"
     fields = {f["field"]: f for f in created["schema"]["fields"]}
     assert created["schema"]["optional"] is False
