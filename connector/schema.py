@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pymysqlreplication.constants import FIELD_TYPE
@@ -55,6 +55,10 @@ class Column:
     # The DEFAULT as information_schema.COLUMNS.COLUMN_DEFAULT writes it (MariaDB: literals
     # quoted, expressions bare); None when there is none or it is not known.
     default: str | None = None
+    # The type as the streamed DDL or the catalog (COLUMN_TYPE, SHOW CREATE TABLE's form)
+    # writes it, lowercase: `int(11) unsigned`; None from the binlog alone. Not compared: the
+    # binlog's and the catalog's schemas of one table version stay equal.
+    type_text: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +208,7 @@ def _catalog_column(row: dict[str, Any]) -> Column:
         nullable=row["IS_NULLABLE"] == "YES", length=length, precision=precision, scale=scale,
         values=values, charset=str(charset) if charset and type_name in _CHARSET_TYPES else None,
         default=None if default is None or default == "NULL" else str(default),
+        type_text=column_type,
     )
 
 
@@ -228,7 +233,8 @@ def with_catalog_details(schema: TableSchema, catalog: TableSchema) -> TableSche
             precision, scale = theirs.precision, theirs.scale
         type_name = theirs.type_name if theirs.type_name == "point" else ours.type_name
         columns.append(Column(ours.name, type_name, ours.unsigned, ours.nullable, ours.length,
-                              precision, scale, ours.values, ours.charset, theirs.default))
+                              precision, scale, ours.values, ours.charset, theirs.default,
+                              theirs.type_text))
     return TableSchema(schema.db, schema.table, tuple(columns), schema.primary_key)
 
 

@@ -162,7 +162,8 @@ def with_declared(schema: TableSchema,
         elif base == "json" and col.type_name in ("longtext", "json"):
             type_name = "json"
         columns.append(Column(col.name, type_name, col.unsigned, col.nullable, col.length,
-                              precision, scale, col.values, col.charset, decl.default))
+                              precision, scale, col.values, col.charset, decl.default,
+                              decl.type_text))
     return TableSchema(schema.db, schema.table, tuple(columns), schema.primary_key)
 
 

@@ -42,16 +42,36 @@ class SourceColumn:
     scale: int | None
 
 
+_DIMENSIONS = re.compile(r"^[a-z ]*?\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
+
+
+def _declared(text: str) -> tuple[int | None, int | None]:
+    """(M, D) of a declared `type(M[,D])`; None where the text gives none."""
+    found = _DIMENSIONS.match(text)
+    if found is None:
+        return None, None
+    return int(found[1]), None if found[2] is None else int(found[2])
+
+
 def source_column(column: Column, integer_widths: bool) -> SourceColumn:
-    t = column.type_name
-    name = "TINYINT" if t == "boolean" else t.upper()
+    """Debezium's type name, length and scale for `column`: from its declared type text
+    where known (the streamed DDL, or the catalog: SHOW CREATE TABLE's form), else from the
+    binlog's metadata and the flavour's display widths (`integer_widths`)."""
+    t, text = column.type_name, column.type_text
+    name = t.upper()
+    if t == "boolean":
+        name = "BOOLEAN" if text and text.startswith("bool") else "TINYINT"
     if column.unsigned and t in _SIGNABLE:
-        name += " UNSIGNED"
+        name += " UNSIGNED ZEROFILL" if text and "zerofill" in text else " UNSIGNED"
     length: int | None = None
     scale: int | None = None
     if t in ("char", "varchar", "binary", "varbinary", "bit"):
         length = column.length
-    elif t == "decimal" or (t == "float" and column.scale is not None):
+    elif t == "decimal":
+        length, scale = column.precision, column.scale
+    elif t in ("float", "double") and text is not None:
+        length, scale = _declared(text)
+    elif t == "float" and column.scale is not None:
         length, scale = column.precision, column.scale
     elif t in ("time", "datetime", "timestamp"):
         length = column.scale or None  # datetime(0) is written `datetime`
@@ -59,6 +79,8 @@ def source_column(column: Column, integer_widths: bool) -> SourceColumn:
         length = 1
     elif t == "set":
         length = max(0, 2 * len(column.values) - 1)
+    elif t in (*_DISPLAY_WIDTHS, "boolean", "year") and text is not None:
+        length = _declared(text)[0]
     elif t == "boolean":
         length = 1
     elif t in _DISPLAY_WIDTHS and integer_widths:

@@ -19,9 +19,10 @@ SETTINGS = {
     f"column.mask.hash.SHA-256.with.salt.{SALT}": rf"{DB}\.people\.(name|alias)",
     f"column.mask.hash.v2.SHA-256.with.salt.{SALT}": rf"{DB}\.people\.nick",
     "column.truncate.to.20.chars": rf"{DB}\.people\.(bio|code|photo)",
-    "column.propagate.source.type": rf"{DB}\.items\..*",
+    "column.propagate.source.type": rf"{DB}\.(items|gauges)\..*",
     "datatype.propagate.source.type": r".+\.VARCHAR",
-    "column.include.list": rf"{DB}\.people\.(?!secret).*,{DB}\.items\..*,{DB}\.done\..*",
+    "column.include.list": (rf"{DB}\.people\.(?!secret).*,{DB}\.items\..*,"
+                            rf"{DB}\.gauges\..*,{DB}\.done\..*"),
     "message.key.columns": f"{DB}.items:sku,id",
     "skipped.operations": "d",
 }
@@ -33,7 +34,10 @@ PEOPLE = """CREATE TABLE people (
     secret VARCHAR(30), region VARCHAR(20) DEFAULT 'eu')"""
 ITEMS = """CREATE TABLE items (
     id INT PRIMARY KEY, sku VARCHAR(16) NOT NULL, price DECIMAL(8,3), qty SMALLINT UNSIGNED,
-    made DATETIME(3), kinds SET('a','b','c'), note TEXT)"""
+    made DATETIME(3), kinds SET('a','b','c'), note TEXT, flag TINYINT(1))"""
+# Created while both stream: Debezium takes lengths from this DDL as written (BIGINT: none).
+GAUGES = """CREATE TABLE gauges (id INT PRIMARY KEY, small TINYINT(1),
+    wide INT(5) UNSIGNED ZEROFILL, bare BIGINT, d DOUBLE(10,4), flag BOOLEAN)"""
 
 SETUP = [
     PEOPLE, ITEMS,
@@ -42,8 +46,8 @@ SETUP = [
          'C1', REPEAT('b', 30), 'new', 7, 'hunter2', 'us'),
         (2, NULL, 'Zoë 😀', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DEFAULT)""",
     """INSERT INTO items VALUES
-        (1, 'SKU-1', 12.5, 3, '2024-01-02 03:04:05.678', 'a,c', 'first'),
-        (2, 'SKU-2', NULL, NULL, NULL, '', NULL)""",
+        (1, 'SKU-1', 12.5, 3, '2024-01-02 03:04:05.678', 'a,c', 'first', 1),
+        (2, 'SKU-2', NULL, NULL, NULL, '', NULL, NULL)""",
 ]
 
 STREAMING = [
@@ -51,11 +55,13 @@ STREAMING = [
         'LONGCODE', X'00FF', 'old', -1, 's3cret', 'apac')""",
     "UPDATE people SET email = 'ann@new.example', bio = 'short', score = 8 WHERE id = 1",
     "DELETE FROM people WHERE id = 2",
-    ["INSERT INTO items VALUES (3, 'SKU-3', 1.001, 65535, NOW(3), 'b', 'third')",
+    ["INSERT INTO items VALUES (3, 'SKU-3', 1.001, 65535, NOW(3), 'b', 'third', 0)",
      "UPDATE items SET price = 99.999 WHERE id = 1",
      "DELETE FROM items WHERE id = 2"],
     "UPDATE items SET sku = 'SKU-3B' WHERE id = 3",  # the message key changes: d, c
     "DELETE FROM items WHERE id = 3",  # skipped: nothing, and no transaction either
+    GAUGES,
+    "INSERT INTO gauges VALUES (1, 1, 42, -7, 3.1416, TRUE)",
     "CREATE TABLE done (id INT PRIMARY KEY)",
     "INSERT INTO done VALUES (1)",
 ]

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from connector.events import EventEncoder
-from connector.events.column_mappers import java_serialized_string, source_column
+from connector.events.column_mappers import SourceColumn, java_serialized_string, source_column
 from connector.schema import Column, TableSchema
 from tests.unit.test_envelope import SOURCE, config
 
@@ -128,3 +128,14 @@ def test_truncate_cuts_binary_columns_only_among_byte_values() -> None:
     assert after["flags"] == base64.b64encode(b"\x02\x01").decode()
     assert after["photo"] == base64.b64encode(b"a").decode()
     assert fields["amount"]["parameters"]["truncateLength"] == "1"
+
+
+def test_declared_type_text_gives_debeziums_length() -> None:
+    """A width declared otherwise than the flavour's default (the streamed DDL or the
+    catalog's COLUMN_TYPE says it) and a DDL's bare INT (no length), as Debezium parses."""
+    assert source_column(Column("f", "tinyint", type_text="tinyint(1)"), True).length == 1
+    assert source_column(Column("n", "int", type_text="int"), True).length is None
+    zero = Column("z", "int", unsigned=True, type_text="int(5) unsigned zerofill")
+    assert source_column(zero, False) == SourceColumn("INT UNSIGNED ZEROFILL", 5, None)
+    assert source_column(Column("d", "double", type_text="double(10,4)"), False) == \
+        SourceColumn("DOUBLE", 10, 4)
