@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Shape
+from spark_consumer.keys import KeyChange, cut_at, next_key
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
@@ -69,6 +70,7 @@ from spark_consumer.tables import (
     TableRef,
     TableState,
     add_columns,
+    change_key,
     create_table,
     load_table,
     promote_columns,
@@ -196,18 +198,21 @@ class Job:
         view = f"gtidmark_src_{self.batches}_{number}"
         if state is not None:
             direct = direct_source(self.spark, self.sides[ref], self.kafka,
-                                   self._known(rngs, state), rngs, state.columns)
+                                   self._known(rngs, state), rngs, state.columns,
+                                   state.key_columns)
             try:
                 self._commit(ref, rngs, state, direct.frame, view, merge=True)
             except Exception as exc:
                 if not misfit(exc):
                     raise
                 log.info("table %s: the batch does not fit the table as it is (new columns, "
-                         "wider types or bad records); reading it first", ref)
+                         "wider types, bad records or a key change); reading it first", ref)
             else:
                 return direct.meta(), 0, True
         source, meta = self._read(ref, rngs, state)
+        state, source, meta = self._keyed(ref, rngs, state, source, meta)
         state, source, meta = self._fitting(ref, rngs, state, source, meta)
+        rngs = cut_at(rngs, (m for m in meta if isinstance(m, KeyChange)))
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
         self._dead_letter(bad)  # before the offsets that pass them are committed
@@ -233,7 +238,23 @@ class Job:
               state: TableState | None) -> tuple[DataFrame, list[object]]:
         """The MERGE source of `rngs` for the table as it is now, and the tasks' side results."""
         return read_source(self.spark, self.sides[ref], self.kafka, self._known(rngs, state),
-                           rngs, state.columns if state is not None else None)
+                           rngs, state.columns if state is not None else None,
+                           state.key_columns if state is not None else None)
+
+    def _keyed(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
+               source: DataFrame, meta: list[object]
+               ) -> tuple[TableState | None, DataFrame, list[object]]:
+        """When the batch starts where the source key changed (every record on the old key
+        applied), switch the table's merge key to the new one and read again."""
+        while state is not None:
+            change = next_key(m for m in meta if isinstance(m, KeyChange))
+            if change is None or any(m.records > 0 for m in meta if isinstance(m, RangeStats)):
+                break
+            state = change_key(self.spark, state, list(change.key_columns),
+                               f"{change.topic}[{change.partition}]@{change.offset}")
+            self.tables[ref] = state
+            source, meta = self._read(ref, rngs, state)
+        return state, source, meta
 
     def _fitting(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
                  source: DataFrame, meta: list[object]

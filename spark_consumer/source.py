@@ -33,6 +33,7 @@ from spark_consumer.columnar import OP_COLUMN
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import BadRecord, Change, Shape
 from spark_consumer.evolution import TypeChangeError, promoted_type
+from spark_consumer.keys import KeyWatch
 from spark_consumer.planner import OffsetRange
 from spark_consumer.reader import Part, decode_range, read_range
 
@@ -165,9 +166,10 @@ class SourceRead:
 
 
 def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
-          ranges: list[OffsetRange], columns: list[ColumnSpec] | None,
+          ranges: list[OffsetRange], columns: list[ColumnSpec] | None, key: list[str] | None,
           side: Side, token: str, direct: bool) -> Any:
-    """The function for `mapInArrow` over the range numbers (one per partition)."""
+    """The function for `mapInArrow` over the range numbers (one per partition); a range
+    is read up to its first record keyed by other columns than `key` (a `KeyChange`)."""
 
     def run(numbers: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in numbers:
@@ -175,17 +177,22 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 rng = ranges[number]
                 parts: list[Part] = []
                 meta: list[object] = []
-                for item in decode_range(read_range(conf, rng), rng, known):
+                watch = KeyWatch(key)
+                for item in decode_range(watch.records(read_range(conf, rng)), rng, known):
                     if isinstance(item, Part):
                         parts.append(item)
                     else:
                         meta.append(item)
                 fitting = columns is not None and fits(columns, (m for m in meta
                                                                  if isinstance(m, Shape)))
-                if direct and (not fitting or any(isinstance(m, BadRecord) for m in meta)):
+                if watch.change is not None:
+                    meta.append(watch.change)
+                if direct and (not fitting or watch.change is not None
+                               or any(isinstance(m, BadRecord) for m in meta)):
                     raise RangeMisfit(
                         f"{MISFIT}: {rng.topic}[{rng.partition}] offsets {rng.start}-"
-                        f"{rng.end - 1} hold a new column, a wider type or a bad record; the "
+                        f"{rng.end - 1} hold a new column, a wider type, a bad record or a "
+                        "key change; the "
                         "one-pass MERGE stops (nothing committed) and the job reads the batch "
                         "first: expected, not a failure")
                 side.add([(token, number, meta)])
@@ -197,7 +204,8 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
 
 def read_source(spark: SparkSession, side: Side, conf: dict[str, str],
                 known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
-                columns: list[ColumnSpec] | None) -> tuple[DataFrame, list[object]]:
+                columns: list[ColumnSpec] | None,
+                key: list[str] | None) -> tuple[DataFrame, list[object]]:
     """The checkpointed source of `ranges` for a table with `columns` (None: no table yet),
     and the tasks' side results.
 
@@ -205,13 +213,13 @@ def read_source(spark: SparkSession, side: Side, conf: dict[str, str],
     shapes it evolved the table for, the bad records it dead-lettered), and an evicted cache
     would read Kafka again.
     """
-    read = _source(spark, side, conf, known, ranges, columns, direct=False)
+    read = _source(spark, side, conf, known, ranges, columns, key, direct=False)
     return read.frame.localCheckpoint(), read.meta()
 
 
 def direct_source(spark: SparkSession, side: Side, conf: dict[str, str],
                   known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
-                  columns: list[ColumnSpec]) -> SourceRead:
+                  columns: list[ColumnSpec], key: list[str]) -> SourceRead:
     """The source of `ranges` read by the MERGE itself: one Spark job fewer per table and
     batch, and the reading overlaps the MERGE's scan of the table (measured, warm, 100k
     changes into 1M rows: job 1.65 -> 1.50 s, medians of interleaved runs).
@@ -219,17 +227,18 @@ def direct_source(spark: SparkSession, side: Side, conf: dict[str, str],
     A range that does not fit `columns` or holds a bad record fails its task, and so the
     MERGE, before anything is committed (`misfit` tells that failure apart). Side results:
     `meta()` once the MERGE is done."""
-    return _source(spark, side, conf, known, ranges, columns, direct=True)
+    return _source(spark, side, conf, known, ranges, columns, key, direct=True)
 
 
 def _source(spark: SparkSession, side: Side, conf: dict[str, str],
             known: dict[str, dict[str, ColumnSpec]], ranges: list[OffsetRange],
-            columns: list[ColumnSpec] | None, direct: bool) -> SourceRead:
+            columns: list[ColumnSpec] | None, key: list[str] | None,
+            direct: bool) -> SourceRead:
     side.value = []  # the earlier reads' results, so they do not pile up over batches
     token = uuid.uuid4().hex
     schema = from_arrow_schema(source_schema(columns or []))
     numbers = spark.range(0, len(ranges), 1, len(ranges))
-    task = _task(conf, known, ranges, columns, side, token, direct)
+    task = _task(conf, known, ranges, columns, key, side, token, direct)
     return SourceRead(_map_in_arrow(numbers, task, schema), side, token, len(ranges))
 
 

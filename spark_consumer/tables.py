@@ -141,6 +141,16 @@ def add_columns(spark: SparkSession, state: TableState, new: list[ColumnSpec]) -
     return TableState(state.ref, merged, state.key_columns)
 
 
+def change_key(spark: SparkSession, state: TableState, key_columns: list[str],
+               where: str) -> TableState:
+    """The table's merge key from now on: the source's primary key changed at `where`."""
+    props = tblproperties({KEY_PROPERTY: json.dumps(key_columns)})
+    spark.sql(f"ALTER TABLE {state.ref.sql} SET TBLPROPERTIES ({props})")
+    log.info("table %s: the source key changed from %s to %s at %s; changes from there on "
+             "merge on the new key", state.ref, state.key_columns, key_columns, where)
+    return TableState(state.ref, state.columns, key_columns)
+
+
 def promote_columns(spark: SparkSession, state: TableState,
                     specs: Iterable[ColumnSpec]) -> TableState:
     """ALTER COLUMN ... TYPE for columns the events widened (TypeChangeError if impossible)."""
