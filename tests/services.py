@@ -169,14 +169,22 @@ class MariaDb(ServerProcess):
     def installed(self) -> bool:
         return (self.datadir / "mysql").exists()
 
+    @property
+    def tmpdir(self) -> Path:
+        """Its own temporary files: servers of other sessions sharing /tmp collided there
+        ("Could not remove temporary table" from mariadb-install-db)."""
+        return self.base / self.name / "tmp"
+
     def install(self) -> None:
         self.datadir.mkdir(parents=True, exist_ok=True)
+        self.tmpdir.mkdir(parents=True, exist_ok=True)
         binary = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
         if binary is None or shutil.which("mariadbd") is None and shutil.which("mysqld") is None:
             raise ServiceError("MariaDB server binaries not found (run `make setup`)")
         out = subprocess.run(
             [binary, "--no-defaults", "--user=root", f"--datadir={self.datadir}",
-             "--auth-root-authentication-method=normal", "--skip-test-db"],
+             "--auth-root-authentication-method=normal", "--skip-test-db",
+             f"--tmpdir={self.tmpdir}"],
             capture_output=True, text=True, check=False,
         )
         if out.returncode != 0:
@@ -192,7 +200,7 @@ class MariaDb(ServerProcess):
             "--binlog-format=ROW", "--binlog-row-image=FULL", "--binlog-row-metadata=FULL",
             "--gtid-strict-mode=ON", "--innodb-buffer-pool-size=256M",
             "--innodb-flush-log-at-trx-commit=2", "--sync-binlog=0", "--skip-name-resolve",
-            "--max-connections=500", "--innodb-log-file-size=256M",
+            "--max-connections=500", "--innodb-log-file-size=256M", f"--tmpdir={self.tmpdir}",
         ]
         if self.replica:
             args += ["--log-slave-updates=ON", "--read-only=ON", "--skip-slave-start"]
