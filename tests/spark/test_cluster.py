@@ -35,7 +35,7 @@ from tests.workload import TABLES, synced_workload
 
 pytestmark = pytest.mark.spark
 
-MAX_OFFSETS = 700  # offsets per batch: about six batches of the workload below
+MAX_OFFSETS = 700  # offsets per batch: four batches of the workload below
 
 
 @dataclass
@@ -142,7 +142,7 @@ def test_cluster_job_killed_executor_and_driver_mid_commit_rerun_equals_the_prim
     workload = synced_workload(mariadb, db, seed=23)
     doc = connector_document(mariadb, broker, db, topic__creation__default__partitions="2")
     with streaming_connector(doc, tmp_path) as conn:
-        workload.run(4000, add_column_at=None)
+        workload.run(2000, add_column_at=None)
         workload.close()
         wait_caught_up(mariadb, broker, doc)
         assert conn.stop() == 0
@@ -185,4 +185,4 @@ def test_cluster_job_killed_executor_and_driver_mid_commit_rerun_equals_the_prim
                 row["flags"] = as_int64(row["flags"])
         assert iceberg_rows(spark, f"gtidmark.{db}.{name}", key) == expected, name
         compared += len(expected)
-    assert compared > 1000 and uncommitted > 0, (compared, table, uncommitted)
+    assert compared > 500 and uncommitted > 0, (compared, table, uncommitted)
