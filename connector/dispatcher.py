@@ -19,8 +19,9 @@ from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip
 from connector.binlog.declared import DeclaredColumns, split_top
 from connector.binlog.transactions import Transaction
 from connector.config import ConnectorConfig
-from connector.events.envelope import EventEncoder, SourceInfo
+from connector.events.envelope import EventEncoder
 from connector.events.history import history_change, table_change
+from connector.events.source_block import SourceInfo
 from connector.events.unwrap import with_transforms
 from connector.filters import TableFilter
 from connector.flavours import flavour_named

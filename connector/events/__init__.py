@@ -1,7 +1,8 @@
 """Envelope building, Debezium type mapping and Kafka Connect converters (JSON, Avro)."""
 
-from connector.events.envelope import EventEncoder, SourceInfo, TableEncoder
+from connector.events.envelope import EventEncoder, TableEncoder
 from connector.events.history import table_change
+from connector.events.source_block import SourceInfo
 from connector.events.types import SNAPSHOT_SESSION_INIT, restore_empty_sets
 
 __all__ = ["SNAPSHOT_SESSION_INIT", "EventEncoder", "SourceInfo", "TableEncoder",

@@ -10,7 +10,6 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from json.encoder import encode_basestring
 from typing import Any
 
 from connector.config import ConnectorConfig
@@ -25,31 +24,20 @@ from connector.events.converters import (
     dumps,
 )
 from connector.events.history import CHANGE_SCHEMA
+from connector.events.source_block import (
+    TRANSACTION_BLOCK,
+    SourceInfo,
+    SourceStruct,
+    source_schema,
+)
+from connector.events.source_block import schema_field as _f
 from connector.events.types import FieldMapping, RowConverter, connect_field, field_mapping
 from connector.schema import Column, TableSchema
 
-SOURCE_VERSION = "gtidmark-0.1.0"
 Record = tuple[str, bytes | None, bytes | None]
 
 
 log = logging.getLogger(__name__)
-
-@dataclass(slots=True)
-class SourceInfo:
-    """Where an event came from (Debezium's `source` block)."""
-
-    ts_us: int  # microseconds: MySQL's GTID events carry commit times that fine
-    db: str
-    table: str | None
-    server_id: int
-    gtid: str | None
-    file: str
-    pos: int
-    row: int
-    thread: int | None
-    query: str | None
-    snapshot: str = "false"  # "false" | "incremental" | "true" | "last"
-
 
 @dataclass(frozen=True, slots=True)
 class RowEncoding:
@@ -64,8 +52,6 @@ ReadRow = tuple[bytes | None, bytes]
 """A snapshot row encoded ahead, in the chunk reader: its key record and its `after` JSON."""
 
 
-SNAPSHOT_VALUES = "true,first,first_in_data_collection,last_in_data_collection,last,false," \
-    "incremental"
 _INVALID_TOPIC_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -74,104 +60,6 @@ def topic_name(*parts: str) -> str:
     return _INVALID_TOPIC_CHARS.sub("_", ".".join(parts))
 
 
-def _f(type_: str, field: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
-    return {"type": type_, "optional": optional, **extra, "field": field}
-
-
-def source_schema(connector: str) -> dict[str, Any]:
-    snapshot = _f("string", "snapshot", True, name="io.debezium.data.Enum", version=1,
-                  parameters={"allowed": SNAPSHOT_VALUES}, default="false")
-    return {
-        "type": "struct",
-        "fields": [
-            _f("string", "version"), _f("string", "connector"), _f("string", "name"),
-            _f("int64", "ts_ms"), snapshot, _f("string", "db"),
-            _f("string", "sequence", True), _f("int64", "ts_us", True),
-            _f("int64", "ts_ns", True), _f("string", "table", True), _f("int64", "server_id"),
-            _f("string", "gtid", True), _f("string", "file"), _f("int64", "pos"),
-            _f("int32", "row"), _f("int64", "thread", True), _f("string", "query", True),
-        ],
-        "optional": False,
-        "name": f"io.debezium.connector.{connector}.Source",
-        "version": 1,
-    }
-
-
-TRANSACTION_BLOCK = {
-    "type": "struct",
-    "fields": [_f("string", "id"), _f("int64", "total_order"),
-               _f("int64", "data_collection_order")],
-    "optional": True, "name": "event.block", "version": 1,
-}
-
-
-class _SourceStruct:
-    """Builds the `source` payload; the constant fields are bound once."""
-
-    __slots__ = ("_connector", "_json_key", "_json_parts", "_name", "_streaming")
-
-    def __init__(self, connector: str, name: str, streaming: str | None = "false") -> None:
-        self._connector = connector
-        self._name = name
-        # `snapshot` of a streamed event: Debezium leaves it null and the converter writes
-        # the field's default "false", unless it keeps nulls (replace.null.with.default).
-        self._streaming = streaming
-        self._json_key: tuple[Any, ...] | None = None
-        self._json_parts = ("", "")
-
-    def json_parts(self, s: SourceInfo) -> tuple[str, str]:
-        """The block's JSON text before and after the value of `row`.
-
-        Only `row` changes between the rows of one binlog event or snapshot chunk, so the
-        rest is written once per event, not once per row: directly, as `dumps(self(s))`
-        would write it (json's encoder took a fifth of the engine on 1-3-row transactions).
-        """
-        key = (s.ts_us, s.snapshot, s.db, s.table, s.server_id, s.gtid, s.file, s.pos,
-               s.thread, s.query)
-        if key != self._json_key:
-            self._json_parts = self._text(s)
-            self._json_key = key
-        return self._json_parts
-
-    def _text(self, s: SourceInfo) -> tuple[str, str]:
-        if not (type(s.ts_us) is type(s.server_id) is type(s.pos) is int
-                and type(s.thread) in (int, type(None))):
-            doc = self(s)
-            doc["row"] = 0
-            text = dumps(doc)
-            at = text.index(',"row":0,') + len(',"row":')
-            return text[:at], text[at + 1:]
-        ts = s.ts_us
-        return "".join((
-            '{"version":', _TEXT_VERSION, ',"connector":', encode_basestring(self._connector),
-            ',"name":', encode_basestring(self._name), ',"ts_ms":', str(ts // 1000),
-            ',"snapshot":', _text_or_null(self._snapshot(s)), ',"db":', _text_or_null(s.db),
-            ',"sequence":null,"ts_us":', str(ts), ',"ts_ns":', str(ts * 1000),
-            ',"table":', _text_or_null(s.table), ',"server_id":', str(s.server_id),
-            ',"gtid":', _text_or_null(s.gtid), ',"file":', _text_or_null(s.file),
-            ',"pos":', str(s.pos), ',"row":')), "".join((
-                ',"thread":', "null" if s.thread is None else str(s.thread),
-                ',"query":', _text_or_null(s.query), "}"))
-
-    def _snapshot(self, s: SourceInfo) -> str | None:
-        return self._streaming if s.snapshot == "false" else s.snapshot
-
-    def __call__(self, s: SourceInfo) -> dict[str, Any]:
-        return {
-            "version": SOURCE_VERSION, "connector": self._connector, "name": self._name,
-            "ts_ms": s.ts_us // 1000, "snapshot": self._snapshot(s), "db": s.db,
-            "sequence": None,
-            "ts_us": s.ts_us, "ts_ns": s.ts_us * 1000, "table": s.table,
-            "server_id": s.server_id, "gtid": s.gtid, "file": s.file, "pos": s.pos,
-            "row": s.row, "thread": s.thread, "query": s.query,
-        }
-
-
-_TEXT_VERSION = encode_basestring(SOURCE_VERSION)
-
-
-def _text_or_null(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
 
 
 def _supported(schema: TableSchema, columns: list[Column], dec: str, tpm: str) -> list[Column]:
@@ -199,7 +87,7 @@ def _row_writer(columns: list[Column], mappings: list[FieldMapping]) -> JsonRowW
 class TableEncoder:
     """Key and value serialization for one table at one schema version."""
 
-    def __init__(self, config: ConnectorConfig, codecs: CodecFactory, source: _SourceStruct,
+    def __init__(self, config: ConnectorConfig, codecs: CodecFactory, source: SourceStruct,
                  schema: TableSchema, key_columns: tuple[str, ...],
                  shape: tuple[ColumnSelection, ColumnMappers]) -> None:
         prefix = config.topic_prefix
@@ -356,7 +244,7 @@ class EventEncoder:
         # path: called once per version.
         self._enrich = enrich
         self._codecs = CodecFactory(config, schema_ids)
-        self._source = _SourceStruct(config.flavour, config.topic_prefix, "false"
+        self._source = SourceStruct(config.flavour, config.topic_prefix, "false"
                                      if self._codecs.null_writes_default("value") else None)
         # column.include/exclude.list, message.key.columns and the column mappers
         self._shape = (ColumnSelection(config), ColumnMappers(config))

@@ -21,7 +21,7 @@ from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo, table_change
 from connector.events.avro import avro_schema
 from connector.events.converters import AVRO_CONVERTER, dumps
-from connector.events.envelope import _SourceStruct
+from connector.events.source_block import SourceStruct
 from connector.schema import Column, TableSchema
 
 TABLE = TableSchema("shop", "orders", (
@@ -288,7 +288,7 @@ def test_source_block_text_is_what_dumps_writes(ts: int, snapshot: str, db: str,
                                                 gtid: str | None, file: str, pos: int,
                                                 thread: int | None, query: str | None,
                                                 name: str, row: int) -> None:
-    source = _SourceStruct("mariadb", name)
+    source = SourceStruct("mariadb", name)
     info = SourceInfo(ts_us=ts, db=db, table=table, server_id=server_id, gtid=gtid, file=file,
                       pos=pos, row=row, thread=thread, query=query, snapshot=snapshot)
     head, tail = source.json_parts(info)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo
 from connector.events.converters import JsonCodec, JsonRowWriter, dumps
-from connector.events.envelope import _SourceStruct
+from connector.events.source_block import SourceStruct
 from connector.events.types import RowConverter, field_mapping
 from connector.schema import Column, TableSchema
 
@@ -85,7 +85,7 @@ def test_envelope_fast_path_equals_generic_payload(before: dict[str, Any],
     a = None if op == "d" else after
     payload = {"before": None if b is None else enc.row_values(b),
                "after": None if a is None else enc.row_values(a),
-               "source": _SourceStruct(cfg.flavour, cfg.topic_prefix)(source),
+               "source": SourceStruct(cfg.flavour, cfg.topic_prefix)(source),
                "transaction": tx, "op": op,
                "ts_ms": ts_ms, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000}
     expected = JsonCodec(enc.value_schema, schemas).encode(payload)
