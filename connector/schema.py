@@ -154,6 +154,36 @@ def schema_from_table_map(event: Any) -> TableSchema:
     return TableSchema(event.schema, event.table, tuple(columns), primary_key)
 
 
+_shared_schemas: dict[tuple[Any, ...], TableSchema] = {}  # one model per table version
+
+
+_COLUMN_DETAILS = ("name", "type", "unsigned", "collation_name", "max_length", "length_size",
+                   "precision", "decimals", "fsp", "bits", "vector")
+
+
+def _table_map_signature(event: Any) -> tuple[Any, ...]:
+    """Everything schema_from_table_map reads: two maps with it equal give the same model
+    (names and types alone missed a new primary key, ENUM members, precision, nullability)."""
+    meta = event.optional_metadata
+    return (event.schema, event.table, bytes(event.null_bitmask),
+            tuple((*(getattr(c, a, None) for a in _COLUMN_DETAILS),
+                   tuple(getattr(c, "enum_values", None) or ()),
+                   tuple(getattr(c, "set_values", None) or ())) for c in event.columns),
+            tuple(getattr(meta, "geometry_type_list", None) or ()),
+            tuple(meta.simple_primary_key_list or ()),
+            tuple(sorted((meta.primary_keys_with_prefix or {}).items())))
+
+
+def shared_schema_from_table_map(event: Any) -> TableSchema:
+    """schema_from_table_map, the same object for every map of one table version (a new
+    table id after FLUSH TABLES is not a new version): encoders are cached per model."""
+    signature = _table_map_signature(event)
+    found = _shared_schemas.get(signature)
+    if found is None:
+        found = _shared_schemas[signature] = schema_from_table_map(event)
+    return found
+
+
 GEOMETRY_POINT = 1  # binlog GEOMETRY_TYPE metadata code of POINT
 
 

@@ -57,7 +57,7 @@ from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_x
 from connector.events.types import restore_empty_sets
 from connector.flavours import Flavour
 from connector.gtid import Gtid, Position
-from connector.schema import TableSchema, schema_from_table_map
+from connector.schema import TableSchema, shared_schema_from_table_map
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +181,7 @@ class BinlogReader(threading.Thread):
         skip_rows = 0  # rows of this transaction handed over before a reconnect
         schemas: dict[int, TableSchema] = {}
         connected = False
-        for frame in self._framing(stream, _cached_schema):
+        for frame in self._framing(stream, shared_schema_from_table_map):
             if not connected:
                 connected = True
                 self.connected.set()
@@ -319,17 +319,6 @@ def _table_gap(tx: Transaction, table: TableSchema, what: str, setting: str) -> 
 _FULL_IMAGES = "binlog_row_image=FULL"
 # MariaDB's log_bin_compress set after the start check: rows events not decoded.
 _COMPRESSED = "in compressed row events (log_bin_compress=ON), which gtidmark does not decode"
-_schema_cache: dict[tuple[Any, ...], TableSchema] = {}
-
-
-def _cached_schema(event: TableMapEvent) -> TableSchema:
-    signature = (event.schema, event.table,
-                 tuple((c.name, c.type, getattr(c, "unsigned", False)) for c in event.columns))
-    found = _schema_cache.get(signature)
-    if found is None:
-        found = _schema_cache[signature] = schema_from_table_map(event)
-    return found
-
 
 def _image(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     values: dict[str, Any] = row[f"{prefix}values"]

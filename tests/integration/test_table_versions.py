@@ -1,0 +1,56 @@
+"""A table's new version after DDL is read from its table map whole, not matched to an
+older one by column names and types alone.
+
+The reader shares one table model between table maps that describe the same table the same
+way. Before, "the same way" was column names, type codes and signedness: a new primary key,
+ENUM members, a DECIMAL precision or a column made nullable kept the older model, so the
+records went out keyed and typed as before the DDL (an ENUM's new member even decoded as
+the old member at its index).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.connector_tools import SourcePair, connector_document, streaming_connector
+from tests.kafka_tools import consume_all
+from tests.services import Broker, wait_for
+
+
+def _records(broker: Broker, topic: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [(json.loads(m.key()), json.loads(m.value())) for m in consume_all(broker.bootstrap, topic)
+            if m.value() is not None]
+
+
+def _field(schema: dict[str, Any], part: str, name: str) -> dict[str, Any]:
+    block = next(f for f in schema["fields"] if f["field"] == part)
+    return next(f for f in block["fields"] if f["field"] == name)
+
+
+def test_records_after_ddl_follow_the_new_key_enum_members_precision_and_nullability(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    db = unique_name
+    p = source.primary
+    p.execute(f"CREATE DATABASE {db}")
+    p.execute(f"CREATE TABLE {db}.t (a INT NOT NULL, b INT NOT NULL, e ENUM('x','y') NOT NULL, "
+              "d DECIMAL(6,2) NOT NULL, PRIMARY KEY (a))")
+    topic = f"{db}.{db}.t"
+    with streaming_connector(connector_document(source, broker, db), tmp_path):
+        p.execute(f"INSERT INTO {db}.t VALUES (1, 1, 'y', 1.5)")
+        p.execute(f"ALTER TABLE {db}.t DROP PRIMARY KEY, ADD PRIMARY KEY (a, b), "
+                  "MODIFY e ENUM('x','z','y') NOT NULL, MODIFY d DECIMAL(8,2) NULL")
+        p.execute(f"INSERT INTO {db}.t VALUES (1, 2, 'z', 123456.75)")
+        records = wait_for(lambda: (r := _records(broker, topic)) and len(r) >= 2 and r, 60,
+                           "both inserts in the topic", 0.5)
+    (key_before, _), (key_after, value_after) = records
+    assert key_before["payload"] == {"a": 1}
+    assert key_after["payload"] == {"a": 1, "b": 2}  # before: {"a": 1}
+    after = value_after["payload"]["after"]
+    assert after["e"] == "z"  # before: "y", the old member at index 2
+    enum = _field(value_after["schema"], "after", "e")
+    assert enum["parameters"]["allowed"] == "x,z,y"
+    decimal = _field(value_after["schema"], "after", "d")
+    assert decimal["parameters"]["connect.decimal.precision"] == "8"
+    assert decimal["optional"] is True
