@@ -11,7 +11,6 @@ import threading
 import time
 import traceback
 
-import pymysql
 from confluent_kafka import KafkaException
 
 from connector.binlog.declared import DeclaredColumns
@@ -22,7 +21,6 @@ from connector.catalog import Catalog
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
-from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
@@ -44,8 +42,9 @@ from connector.signal_progress import act_on_signals
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
-from connector.snapshot.session import READ_TIMEOUT_S, snapshot_session
+from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
+from connector.start_position import replica_connection, start_position
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
@@ -58,20 +57,11 @@ STEPPED_DOWN = -1  # Engine.run: leadership lost; the instance goes back to stan
 START_RETRY_S = 5.0
 
 
-class SteppedDown(RuntimeError):
-    """Another instance leads now (lease revoked, or a newer epoch in the offsets)."""
 VIEW_INTERVAL = 0.2  # how often the REST server's view of the engine is refreshed
 
 
-def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connection:
-    """A read-only session on the replica for watermarks and chunk SELECTs."""
-    settings = config.mysql_settings()
-    settings["password"] = settings.pop("passwd")
-    conn = pymysql.connect(**settings, autocommit=True, connect_timeout=10,
-                           read_timeout=READ_TIMEOUT_S, init_command=SNAPSHOT_SESSION_INIT)
-    with conn.cursor() as cur:
-        cur.execute("SET SESSION TRANSACTION READ ONLY")
-    return conn
+class SteppedDown(RuntimeError):
+    """Another instance leads now (lease revoked, or a newer epoch in the offsets)."""
 
 
 class Engine:
@@ -154,53 +144,6 @@ class Engine:
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             signal_in_progress=self.signals.unfinished,
             epoch=self.epoch, writer=self.instance)
-
-    def _start_position(self, stored: ConnectorOffsets | None) -> Position:
-        if stored is not None:
-            gtids = stored.gtids
-            if not gtids and stored.file:
-                gtids = self._gtids_at(stored.file, stored.pos)
-            log.info("resuming from committed offsets: gtids=%s file=%s pos=%s",
-                     gtids, stored.file, stored.pos)
-            self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
-            try:
-                return self.flavour.position(gtids)
-            except ValueError as exc:
-                raise ConfigError(f"the committed offsets hold gtids {gtids!r}, not a "
-                                  f"{self.flavour.name} position ({exc}); is this the server "
-                                  "they were written for?") from None
-        if self.config.snapshot_mode == "never":
-            log.info("first start, snapshot.mode=never: streaming from the oldest binlog")
-            return self.flavour.position("")
-        if self.launch is not None:
-            log.info("first start, snapshot.mode=%s: streaming from the position at launch "
-                     "%s (read %.0fs ago)", self.config.snapshot_mode, self.launch.position,
-                     self.launch.age())
-            return self.flavour.position(self.launch.position)
-        conn = replica_connection(self.config)
-        try:
-            with conn.cursor() as cur:
-                position = self.flavour.current_position(cur)
-        finally:
-            conn.close()
-        log.info("first start, snapshot.mode=%s: streaming from the current position %s",
-                 self.config.snapshot_mode, position)
-        return position
-
-    def _gtids_at(self, file: str, pos: int) -> str:
-        """The GTID position at a binlog file/pos (offsets without GTIDs, e.g. Debezium's)."""
-        conn = replica_connection(self.config)
-        try:
-            with conn.cursor() as cur:
-                gtids = self.flavour.gtids_at(cur, file, pos)
-        finally:
-            conn.close()
-        if gtids is None:
-            raise RuntimeError(f"the replica cannot map binlog {file}:{pos} from the committed "
-                               "offsets to a GTID position (binlog purged, not an event "
-                               "boundary, or a MySQL server: offsets need their gtids)")
-        log.info("binlog %s:%d is GTID position %r", file, pos, gtids)
-        return gtids
 
     # -- run ---------------------------------------------------------------------------
 
@@ -305,7 +248,9 @@ class Engine:
         self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else stored.signal_in_progress)
         self.admin.ensure(self.dispatcher.internal_topics())
-        self.position = self._start_position(stored)
+        if stored is not None:
+            self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
+        self.position = start_position(self.config, flavour, stored, self.launch)
         if stored is not None and stored.snapshot:
             self.snapshots.restore(stored.snapshot)
         elif stored is None and self.config.snapshot_mode == "initial":

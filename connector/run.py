@@ -13,10 +13,11 @@ import threading
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine, replica_connection
+from connector.engine import STEPPED_DOWN, Engine
 from connector.gcpolicy import tune_for_streaming
 from connector.launch import LaunchPoint, read_launch_point
 from connector.lease import Lease
+from connector.start_position import replica_connection
 from signals.channel import ensure_signal_topic, signal_client_settings
 
 log = logging.getLogger("gtidmark")

@@ -13,7 +13,7 @@ import threading
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine, replica_connection
+from connector.engine import STEPPED_DOWN, Engine
 from connector.kafka import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
 from connector.lease import Lease
@@ -30,6 +30,7 @@ from connector.rest.control import (
 )
 from connector.rest.server import RestServer
 from connector.run import LeaseUnavailable, join_group, wait_for_lease
+from connector.start_position import replica_connection
 
 log = logging.getLogger("gtidmark.rest")
 
