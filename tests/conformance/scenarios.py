@@ -152,6 +152,12 @@ STREAMING = [
     "CREATE TABLE drop1 (id INT PRIMARY KEY)",
     "CREATE TABLE drop2 (id INT PRIMARY KEY)",
     "DROP TABLE drop1, drop2",
+    # a new primary key: the records after it are keyed on it
+    "CREATE TABLE rekey (id INT NOT NULL, k2 VARCHAR(3) NOT NULL, v INT, PRIMARY KEY (id))",
+    "INSERT INTO rekey VALUES (1, 'a', 1)",
+    "ALTER TABLE rekey DROP PRIMARY KEY, ADD PRIMARY KEY (id, k2)",
+    "INSERT INTO rekey VALUES (1, 'b', 2)",
+    "UPDATE rekey SET v = 3 WHERE id = 1 AND k2 = 'b'",
 ]
 
 # The last statements of every run: a connector has sent everything once it sent these.
