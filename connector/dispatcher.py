@@ -145,8 +145,10 @@ class Dispatcher:
         self.last_server_id = tx.server_id
         if tx.gaps and not tx.partial:
             self._gaps(tx)
+        if tx.created is not None:
+            self._apply_ddl(tx, before, tx.created)
         if tx.ddl is not None:
-            self._apply_ddl(tx, before)
+            self._apply_ddl(tx, before, tx.ddl)
         else:
             if tx.changes:
                 self._apply_rows(tx)
@@ -279,8 +281,7 @@ class Dispatcher:
                                                       count, per_table)
         self._sink.send(topic, key, value)
 
-    def _apply_ddl(self, tx: Transaction, before: Position) -> None:
-        ddl = tx.ddl or ""
+    def _apply_ddl(self, tx: Transaction, before: Position, ddl: str) -> None:
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
         self._follow_create_like(ddl, change, tx.db)

@@ -84,7 +84,7 @@ class _Sender:
         wire = [(gtid_fields(tx.gtid), tx.file, tx.begin_pos,
                  tx.end_pos, tx.ts_us, tx.server_id, tx.thread, tx.db, tx.ddl,
                  [(self._number(c.table, new), c.op, c.rows, c.pos) for c in tx.changes],
-                 tx.gaps, tx.hold, tx.piece, tx.partial)
+                 tx.gaps, tx.hold, tx.piece, tx.partial, tx.created)
                 for tx in batch]
         if new:
             self._conn.send(("schemas", new))
@@ -94,12 +94,12 @@ class _Sender:
 def _transaction(wire: tuple[Any, ...], schemas: dict[int, TableSchema],
                  gtid_of: Callable[[tuple[Any, ...]], MariaGtid | MysqlGtid]) -> Transaction:
     (gtid, file, begin, end, ts_us, server_id, thread, db, ddl,
-     changes, gaps, hold, piece, partial) = wire
+     changes, gaps, hold, piece, partial, created) = wire
     # Positional, in the order of Transaction's fields: keywords cost 2.7x as much.
     return Transaction(gtid_of(gtid), file, begin, end, ts_us, server_id,
                        thread, db, ddl, [RowsChange(schemas[n], op, rows, pos)
                                          for n, op, rows, pos in changes],
-                       gaps, hold, piece, partial)
+                       gaps, hold, piece, partial, created)
 
 
 def _child_main(fd: int) -> None:

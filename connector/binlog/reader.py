@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import logging
 import os
+import re
 import threading
 import time
 from typing import Any
@@ -70,6 +71,9 @@ tablemaps.install()  # a table map is parsed once per table version, not once pe
 mysql_wire.install()  # MySQL GTID sets (tagged ones too) in the stream request
 
 FL_STANDALONE = 1  # MariaDB GTID flag: no BEGIN..COMMIT follows (DDL)
+# The CREATE of CREATE TABLE ... SELECT under ROW: inside BEGIN..COMMIT, before its rows
+# (the server writes it with the columns spelled out and without the SELECT).
+_CREATE_TABLE = re.compile(r"\s*CREATE\s+TABLE\s", re.IGNORECASE)
 RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 5.0)
 HEARTBEAT_SECONDS = 1.0  # the server sends a heartbeat this often when it has nothing else
 # No byte for this long (ten missed heartbeats) means a half-open connection: reopen it.
@@ -256,6 +260,8 @@ class BinlogReader(threading.Thread):
                         gap = statement_gap(query, tx.db)
                         if gap is not None:  # every statement of it: any may write a captured table
                             tx.gaps += (gap,)
+                        elif _CREATE_TABLE.match(query) and tx.created is None and not tx.changes:
+                            tx.created = query  # CREATE TABLE ... SELECT: its rows follow
                         continue
                 else:
                     self._statement_group(tx, query)
@@ -293,12 +299,12 @@ class BinlogReader(threading.Thread):
         piece = Transaction(gtid=tx.gtid, file=tx.file, begin_pos=tx.begin_pos,
                             end_pos=tx.begin_pos, ts_us=tx.ts_us, server_id=tx.server_id,
                             thread=tx.thread, db=tx.db, changes=tx.changes, piece=tx.piece,
-                            partial=True)
+                            partial=True, created=tx.created)
         self._out.put(piece, piece.row_count, self._stopping)
         self._partial_gtid = tx.gtid
         self._handed_rows += piece.row_count
         self._handed_pieces = tx.piece + 1
-        tx.changes, tx.piece = [], tx.piece + 1
+        tx.changes, tx.piece, tx.created = [], tx.piece + 1, None
 
 
 def _image_gap(tx: Transaction, table: TableSchema, missing: tuple[int, ...]) -> None:

@@ -48,6 +48,9 @@ class Transaction:
     hold: str | None = None  # offsets position while an XA is open (its start), else None
     piece: int = 0  # pieces of one large transaction are numbered from 0
     partial: bool = False  # more pieces of this transaction follow
+    # A DDL statement inside BEGIN..COMMIT (CREATE TABLE ... SELECT logged as rows): its
+    # schema change goes out before the transaction's rows (carried by its first piece).
+    created: str | None = None
 
     @property
     def row_count(self) -> int:

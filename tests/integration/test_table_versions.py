@@ -54,3 +54,24 @@ def test_records_after_ddl_follow_the_new_key_enum_members_precision_and_nullabi
     decimal = _field(value_after["schema"], "after", "d")
     assert decimal["parameters"]["connect.decimal.precision"] == "8"
     assert decimal["optional"] is True
+
+
+def test_create_table_select_gives_its_schema_change_then_its_rows(
+        source: SourcePair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Under ROW, CREATE TABLE ... SELECT is one transaction: the CREATE as a statement, then
+    the rows as row events. Debezium writes the schema change and then the rows."""
+    db = unique_name
+    p = source.primary
+    p.execute(f"CREATE DATABASE {db}")
+    p.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    p.execute(f"INSERT INTO {db}.t VALUES (1, 'a'), (2, 'b')")
+    with streaming_connector(connector_document(source, broker, db), tmp_path):
+        p.execute(f"CREATE TABLE {db}.copy (PRIMARY KEY (id)) SELECT id, v FROM {db}.t")
+        rows = wait_for(lambda: (r := _records(broker, f"{db}.{db}.copy")) and len(r) >= 2 and r,
+                        60, "the copied rows in their topic", 0.5)
+        changes = [json.loads(m.value())["payload"] for m in consume_all(broker.bootstrap, db)]
+    assert [row[0]["payload"]["id"] for row in rows] == [1, 2]
+    creates = [c for c in changes if "copy" in c["ddl"]]
+    assert len(creates) == 1, changes
+    assert creates[0]["ddl"].startswith("CREATE TABLE"), creates[0]
+    assert creates[0]["tableChanges"][0]["table"]["primaryKeyColumnNames"] == ["id"]
