@@ -19,6 +19,7 @@ from spark_consumer.options import CATALOG_CONFIG_ENV, parse_options
 from spark_consumer.secrets import Redactor, secret_values
 from tests.kafka_tools import create_topic, produce
 from tests.services import Broker
+from tests.spark.cluster import cmdline, descendants
 from tests.spark.events import Changes
 
 pytestmark = pytest.mark.spark
@@ -27,35 +28,9 @@ ITEMS = TableSchema("app", "items", (Column("id", "bigint", nullable=False),
                                      Column("v", "bigint")), ("id",))
 
 
-def descendants(root: int) -> list[int]:
-    """Process ids of every live descendant of `root` (read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
 def command_lines(root: int) -> list[str]:
-    lines = []
-    for pid in descendants(root):
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        lines.append(raw.replace(b"\0", b" ").decode(errors="replace"))
-    return lines
+    """The command line of `root` and of every live descendant, as ps shows them."""
+    return [" ".join(cmdline(pid)) for pid in [root, *descendants(root)]]
 
 
 def test_catalog_secret_from_env_named_file_reaches_catalog_not_ps_or_logs(
