@@ -1,0 +1,34 @@
+#!/bin/sh
+# The connector image's entrypoint: runs `gtidmark "$@"` and passes SIGTERM (and SIGINT) on.
+# Exit 2 means the configuration or the server's settings were refused (the line above
+# says which key and why): restarting cannot fix that, so it becomes exit 0 and compose's
+# `restart: on-failure` leaves the container stopped. Any other failure exits as it came,
+# so exit 1 (retries exhausted) is restarted from the committed offsets.
+# GTIDMARK_COMMAND replaces `gtidmark` (the tests run the wrapper around a fake command).
+set -u
+child='' pending=''
+# Traps first: a signal that comes before the command has started is passed on once it has.
+forward() {
+    if [ -n "$child" ] && [ -n "$pending" ]; then
+        kill "-$pending" "$child" 2>/dev/null
+        pending=''
+    fi
+}
+trap 'pending=TERM; forward' TERM
+# A background command starts with SIGINT ignored (POSIX), so Ctrl-C is passed on as TERM.
+trap 'pending=TERM; forward' INT
+"${GTIDMARK_COMMAND:-gtidmark}" "$@" &
+child=$!
+forward
+# `wait` returns early when a trapped signal arrives; wait again until the child is gone.
+wait "$child"
+status=$?
+while kill -0 "$child" 2>/dev/null; do
+    wait "$child"
+    status=$?
+done
+if [ "$status" -eq 2 ]; then
+    echo "gtidmark refused to start (exit 2): not restarting; fix the configuration or the server settings named above, then start the container again" >&2
+    exit 0
+fi
+exit "$status"
