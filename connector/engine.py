@@ -11,8 +11,6 @@ import threading
 import time
 import traceback
 
-from confluent_kafka import KafkaException
-
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
@@ -26,7 +24,8 @@ from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
 from connector.kafka import TopicAdmin
 from connector.launch import LaunchPoint
-from connector.lease import Instance, Lease
+from connector.leadership import Leadership, SteppedDown
+from connector.lease import Lease
 from connector.offsets import OffsetStore
 from connector.offsets_value import ConnectorOffsets
 from connector.preflight import check_server
@@ -60,10 +59,6 @@ START_RETRY_S = 5.0
 VIEW_INTERVAL = 0.2  # how often the REST server's view of the engine is refreshed
 
 
-class SteppedDown(RuntimeError):
-    """Another instance leads now (lease revoked, or a newer epoch in the offsets)."""
-
-
 class Engine:
     # Built by `_start`, not the constructor: a Kafka client may refuse the user's settings,
     # and the events need the server's flavour; `run` handles a failed start.
@@ -94,11 +89,9 @@ class Engine:
         self._next_view = 0.0
         self.stopping = stopping or threading.Event()
         self.lease = lease
-        self.epoch = 0
-        self.instance: Instance | None = None
-        self._beat = time.monotonic()
         # Opened by `_start`; built here as its `committed` is read after a failed start too.
         self.offsets = OffsetStore(config)
+        self.leadership = Leadership(lease, self.offsets.epoch_holder, config.offsets_topic)
         self.queue: ChangeQueue[Transaction] = ChangeQueue()
         self.flavour: Flavour = MARIADB  # the server's, once `_start` has asked it
         self.position: Position = MARIADB.position("")
@@ -115,9 +108,8 @@ class Engine:
         producer = config.producer_settings()
         if self.lease is not None:
             producer = ha_producer(producer, config.ha_session_timeout_ms)
-        self.sink = Sink(producer, config.failure_handling_mode)
-        if self.lease is not None:
-            self.sink.guard, self.sink.guard_after = self._guard_send, self.lease.grace_s
+        self.sink = Sink(producer, config.failure_handling_mode,
+                         guard=None if self.lease is None else self.leadership)
         declared = DeclaredColumns()
         self.catalog = Catalog(lambda: replica_connection(config), declared)
         declared.charset_lookup = self.catalog.database_charset
@@ -143,7 +135,7 @@ class Engine:
             server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             signal_in_progress=self.signals.unfinished,
-            epoch=self.epoch, writer=self.instance)
+            epoch=self.leadership.epoch, writer=self.leadership.instance)
 
     # -- run ---------------------------------------------------------------------------
 
@@ -199,36 +191,6 @@ class Engine:
         self.signals.close()
         return STEPPED_DOWN
 
-    def _check_leadership(self, now: float) -> None:
-        """Before a commit: still the leader? After a pause, look for a newer epoch first."""
-        lease = self.lease
-        previous, self._beat = self._beat, now
-        if lease is None:
-            return
-        if not lease.held():
-            raise SteppedDown(f"the group {lease.group} gave the lease to another instance")
-        if lease.confirmed(previous):
-            return
-        self._check_epoch()
-        self._beat = time.monotonic()  # the check itself must not look like the next pause
-        log.info("lease confirmed after a pause of %.1fs (epoch %d still the newest)",
-                 now - previous, self.epoch)
-
-    def _check_epoch(self) -> None:
-        """The offsets topic's newest epoch is still ours, first written by us."""
-        try:
-            epoch, owner = self.offsets.epoch_holder()
-        except (KafkaException, TimeoutError, OSError) as exc:
-            raise SteppedDown(f"cannot check the writer epoch in {self.config.offsets_topic} "
-                              f"({' '.join(str(exc).split())})") from None
-        if (epoch, owner) != (self.epoch, self.instance):
-            raise SteppedDown(f"fenced: the offsets carry epoch {epoch} of writer {owner}, "
-                              f"this instance holds epoch {self.epoch}")
-
-    def _guard_send(self) -> None:
-        """Before the first record after a quiet spell: a frozen leader must not send."""
-        self._check_leadership(time.monotonic())
-
     def _start(self) -> None:
         self.flavour = flavour = check_server(lambda: replica_connection(self.config))
         if flavour.name != self.config.flavour:
@@ -240,10 +202,10 @@ class Engine:
         stored, newest_epoch = self.offsets.load()
         # Every start writes in a new epoch, leased or not (connector/offsets_log.py): only
         # the newest epoch's first writer counts on load.
-        self.epoch = newest_epoch + 1
-        self.instance = Instance.here()
+        self.leadership.begin(newest_epoch)
         if self.lease is not None:
-            log.info("active: epoch %d, lease group %s", self.epoch, self.lease.group)
+            log.info("active: epoch %d, lease group %s", self.leadership.epoch,
+                     self.lease.group)
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else stored.signal_in_progress)
@@ -265,7 +227,7 @@ class Engine:
                                f"to {self.config.offsets_topic} within 30s")
         # Another instance may have taken the same epoch (it read the topic before our
         # start record landed): the first record of an epoch owns it.
-        self._check_epoch()
+        self.leadership.check_epoch()
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
                                    flavour, self.position, self.queue)
         self.reader.start()
@@ -305,7 +267,7 @@ class Engine:
             if now >= next_checkpoint:
                 self.offsets.checkpoint(self.sink.mark(), self.state())
                 next_checkpoint = now + CHECKPOINT_INTERVAL
-            self._check_leadership(now)
+            self.leadership.check(now)
             self.offsets.commit_acked(self.sink)
             if now >= next_progress:
                 self.snapshots.log_progress()
@@ -340,7 +302,7 @@ class Engine:
             return False
         self.sink.poll(0)
         self.offsets.checkpoint(self.sink.mark(), self.state())
-        self._check_leadership(now)
+        self.leadership.check(now)
         self.offsets.commit_acked(self.sink)
         control.wait(0.1)
         return True

@@ -15,8 +15,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
@@ -65,6 +64,15 @@ def ha_producer(settings: dict[str, str], session_timeout_ms: int) -> dict[str, 
     return {**settings, "message.timeout.ms": str(session_timeout_ms // 2)}
 
 
+class SendGuard(Protocol):
+    """Asked before a record is queued after a quiet spell (`connector.leadership`)."""
+
+    @property
+    def guard_after(self) -> float: ...
+
+    def guard(self) -> None: ...
+
+
 class _Epoch:
     """A run of consecutive records sharing one delivery callback (no closure per record)."""
 
@@ -88,7 +96,8 @@ class _Epoch:
 
 
 class Sink:
-    def __init__(self, settings: dict[str, str], failure_mode: str = "fail") -> None:
+    def __init__(self, settings: dict[str, str], failure_mode: str = "fail",
+                 guard: SendGuard | None = None) -> None:
         self._producer = Producer({**PRODUCER_DEFAULTS, **settings,
                                    "error_cb": self._on_error})
         self._failure_mode = failure_mode  # event.processing.failure.handling.mode
@@ -103,9 +112,9 @@ class Sink:
         self.timed_out = False  # the failure is a delivery timeout (ha_producer)
         self._last_error: str | None = None
         # Called before a record is queued when `guard_after` seconds passed since the
-        # previous record: the engine re-checks its leadership after a pause.
-        self.guard: Callable[[], None] | None = None
-        self.guard_after = float("inf")
+        # previous record: the leader re-checks its leadership after a pause.
+        self._guard = None if guard is None else guard.guard
+        self._guard_after = float("inf") if guard is None else guard.guard_after
         self._guarded_at = time.monotonic()
 
     @property
@@ -145,10 +154,10 @@ class Sink:
 
     def send(self, topic: str, key: bytes | None, value: bytes | None,
              headers: list[tuple[str, str | bytes | None]] | None = None) -> None:
-        if self.guard is not None:
+        if self._guard is not None:
             now = time.monotonic()
-            if now - self._guarded_at >= self.guard_after:
-                self.guard()
+            if now - self._guarded_at >= self._guard_after:
+                self._guard()
             self._guarded_at = now
         self._epoch.pending += 1
         self._next_seq += 1

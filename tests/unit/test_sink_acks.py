@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,8 +25,17 @@ class _Recorded:
         self.callbacks.append(on_delivery)
 
 
-def _sink() -> tuple[Sink, _Recorded]:
-    sink = Sink({"bootstrap.servers": "127.0.0.1:9", "log_level": "0"})  # never contacted
+class _Guard:
+    """Stands in for the leadership check the sink asks after a quiet spell."""
+
+    def __init__(self, after: float, check: Callable[[], None]) -> None:
+        self.guard_after = after
+        self.guard = check
+
+
+def _sink(guard: _Guard | None = None) -> tuple[Sink, _Recorded]:
+    sink = Sink({"bootstrap.servers": "127.0.0.1:9", "log_level": "0"},  # never contacted
+                guard=guard)
     recorded = _Recorded()
     sink._produce = recorded  # type: ignore[method-assign]
     return sink, recorded
@@ -95,9 +105,8 @@ def test_record_over_the_broker_limit_stops_or_is_skipped_on_request() -> None:
 
 
 def test_guard_runs_before_the_first_record_after_a_quiet_spell() -> None:
-    sink, recorded = _sink()
     calls: list[int] = []
-    sink.guard, sink.guard_after = lambda: calls.append(len(recorded.callbacks)), 0.05
+    sink, recorded = _sink(_Guard(0.05, lambda: calls.append(len(recorded.callbacks))))
     sink.send("t", b"k", b"v")
     sink.send("t", b"k", b"v")
     assert calls == []  # records in a row: no check per record
@@ -107,11 +116,9 @@ def test_guard_runs_before_the_first_record_after_a_quiet_spell() -> None:
 
 
 def test_guard_that_refuses_queues_nothing() -> None:
-    sink, recorded = _sink()
-
     def fenced() -> None:
         raise RuntimeError("fenced")
-    sink.guard, sink.guard_after = fenced, 0.0
+    sink, recorded = _sink(_Guard(0.0, fenced))
     with pytest.raises(RuntimeError, match="fenced"):
         sink.send("t", b"k", b"v")
     assert recorded.callbacks == [] and sink.produced == 0
