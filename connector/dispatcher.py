@@ -17,7 +17,7 @@ from typing import Any
 
 from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip_comments
 from connector.binlog.declared import DeclaredColumns, split_top
-from connector.binlog.transactions import Transaction
+from connector.binlog.transactions import InnerDdl, Transaction
 from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder
 from connector.events.history import history_change, table_change
@@ -146,7 +146,7 @@ class Dispatcher:
         if tx.gaps and not tx.partial:
             self._gaps(tx)
         if tx.created is not None:
-            self._apply_ddl(tx, before, tx.created)
+            self._apply_ddl(tx, before, tx.created.ddl, tx.created)
         if tx.ddl is not None:
             self._apply_ddl(tx, before, tx.ddl)
         else:
@@ -281,7 +281,9 @@ class Dispatcher:
                                                       count, per_table)
         self._sink.send(topic, key, value)
 
-    def _apply_ddl(self, tx: Transaction, before: Position, ddl: str) -> None:
+    def _apply_ddl(self, tx: Transaction, before: Position, ddl: str,
+                   inner: InnerDdl | None = None) -> None:
+        """`ddl` is the transaction's one statement, or `inner`'s: a DDL inside BEGIN..COMMIT."""
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
         self._follow_create_like(ddl, change, tx.db)
@@ -303,18 +305,27 @@ class Dispatcher:
             return  # no schema change: Debezium emits none for TRUNCATE
         flavour = flavour_named(self._config.flavour)
         for text, table, changes, previous in self._schema_changes(ddl, change, captured):
-            # Debezium names the tables of the DDL in source.table; no thread for DDL.
+            # Debezium names the tables of the DDL in source.table; the statement's start
+            # in pos; the thread of the transaction it is in (its BEGIN's), none outside one.
             # Debezium times a schema change to the millisecond.
             source = SourceInfo(ts_us=tx.ts_us // 1000 * 1000, db=db, table=table,
                                 server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
-                                pos=tx.begin_pos, row=self._last_row, thread=None, query=None)
+                                pos=tx.begin_pos if inner is None else inner.pos,
+                                row=self._last_row, thread=None if inner is None else tx.thread,
+                                query=None)
             topic, key, value = self._encoder.schema_change(source, text, db, changes)
             self._sink.send(topic, key, value)
-            # Debezium's history record: the file position after this DDL.
-            history = {"source": {"server": self._config.topic_prefix},
-                       "position": {"ts_sec": tx.ts_us // 1_000_000, "file": tx.file,
-                                    "pos": tx.end_pos, "server_id": tx.server_id,
-                                    "gtids": flavour.history_gtids(before, tx.gtid)},
+            # Debezium's history record: the file position after this DDL; inside a
+            # transaction, its start and the events handled since (one: the statement comes
+            # right after the BEGIN) and, with transaction metadata, its id.
+            position: dict[str, Any] = {
+                "ts_sec": tx.ts_us // 1_000_000, "file": tx.file, "pos": tx.end_pos,
+                "server_id": tx.server_id, "gtids": flavour.history_gtids(before, tx.gtid)}
+            if inner is not None:
+                position.update(pos=inner.begun, event=1)
+                if self._tx_metadata:
+                    position["transaction_id"] = str(tx.gtid)
+            history = {"source": {"server": self._config.topic_prefix}, "position": position,
                        "ts_ms": tx.ts_us // 1000, "databaseName": db, "ddl": text,
                        "tableChanges": [history_change(c, p)
                                         for c, p in zip(changes, previous, strict=True)]}

@@ -42,10 +42,11 @@ from connector.binlog.rowimages import body_rows
 from connector.gtid import MariaGtid, MysqlGtid
 
 # What frames() yields (a tuple, its kind first):
-# (GTID, log_pos, ts_us, server_id, gtid, flags): ts_us MySQL's commit time, else the
-# header's second; MariaDB's flags, None on MySQL.
+# (GTID, log_pos, ts_us, server_id, gtid, flags, start_pos): ts_us MySQL's commit time,
+# else the header's second; MariaDB's flags, None on MySQL; log_pos is where the event
+# ends (the next one starts), start_pos where it starts.
 GTID = 0
-QUERY = 1  # (QUERY, log_pos, thread, schema, query)
+QUERY = 1  # (QUERY, log_pos, thread, schema, query, start_pos)
 XID = 2  # (XID, log_pos)
 XA_PREPARE = 3  # (XA_PREPARE, log_pos, one_phase, (format_id, gtrid, bqual))
 ROTATE = 4  # (ROTATE, next_binlog)
@@ -139,13 +140,15 @@ def frames(stream: BinLogStreamReader,
         elif kind == BINLOG.MARIADB_GTID_EVENT:
             seq, domain, flags = _GTID.unpack_from(data, 20)
             yield (GTID, log_pos, timestamp * 1_000_000, server_id,
-                   MariaGtid(domain, server_id, seq), flags)
+                   MariaGtid(domain, server_id, seq), flags, log_pos - size)
         elif kind == mysql_wire.GTID_LOG_EVENT:
             gtid, commit_us = mysql_wire.untagged_gtid(data, 20, end)
-            yield GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None
+            yield (GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None,
+                   log_pos - size)
         elif kind == mysql_wire.GTID_TAGGED_LOG_EVENT:
             gtid, commit_us = mysql_wire.tagged_gtid(data, 20, end)
-            yield GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None
+            yield (GTID, log_pos, commit_us or timestamp * 1_000_000, server_id, gtid, None,
+                   log_pos - size)
         elif kind in _REFUSED:
             raise UncapturableEvent(_REFUSED[kind])
         elif kind == BINLOG.XID_EVENT:
@@ -172,7 +175,7 @@ def frames(stream: BinLogStreamReader,
             if kind == QUERY_COMPRESSED_EVENT:
                 text = uncompressed(text)
             query = text.decode("utf-8", errors="backslashreplace")
-            yield QUERY, log_pos, thread, schema, query
+            yield QUERY, log_pos, thread, schema, query, log_pos - size
         elif kind in _COMPRESSED_ROWS:
             table_id = int.from_bytes(data[20:26], "little")
             if table_id in stream.table_map:  # else its table map was not read (as above)
@@ -255,12 +258,13 @@ def library_frames(stream: BinLogStreamReader,
             yield HEARTBEAT,
         elif isinstance(event, MariadbGtidEvent):
             yield (GTID, event.packet.log_pos, event.timestamp * 1_000_000, event.server_id,
-                   MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no), event.flags)
+                   MariaGtid(event.domain_id, event.server_id, event.gtid_seq_no), event.flags,
+                   event.packet.log_pos - event.packet.event_size)
         elif isinstance(event, GtidEvent):
             # The library sets no server_id on MySQL's GTID events: the header has it; nor
             # does it read their commit times: the header's second stands in.
             yield (GTID, event.packet.log_pos, event.timestamp * 1_000_000, event.packet.server_id,
-                   MysqlGtid.parse(event.gtid), None)
+                   MysqlGtid.parse(event.gtid), None, event.packet.log_pos - event.packet.event_size)
         elif isinstance(event, TableMapEvent):
             yield TABLE_MAP, event.table_id, schema_of(event)
         elif isinstance(event, (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)):
@@ -270,7 +274,8 @@ def library_frames(stream: BinLogStreamReader,
                    event.packet.log_pos - event.packet.event_size, event)
         elif isinstance(event, QueryEvent):
             schema = event.schema.decode("utf-8", errors="replace")
-            yield QUERY, event.packet.log_pos, event.slave_proxy_id, schema, event.query
+            yield (QUERY, event.packet.log_pos, event.slave_proxy_id, schema, event.query,
+                   event.packet.log_pos - event.packet.event_size)
         elif isinstance(event, XAPrepareEvent):
             yield (XA_PREPARE, event.packet.log_pos, event.one_phase,
                    (event.xid_format_id, event.xid_gtrid, event.xid_bqual))

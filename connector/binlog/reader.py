@@ -53,7 +53,7 @@ from connector.binlog.framing import (
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.rowimages import missing_columns
 from connector.binlog.statements import is_dml, statement_gap
-from connector.binlog.transactions import Gap, Op, RowsChange, Transaction
+from connector.binlog.transactions import Gap, InnerDdl, Op, RowsChange, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
 from connector.events.types import restore_empty_sets
 from connector.flavours import Flavour
@@ -214,7 +214,8 @@ class BinlogReader(threading.Thread):
             if kind == GTID:
                 # A new GTID while one is open means the library reconnected mid-transaction:
                 # the open one is replayed from its start, so drop the partial copy.
-                _, log_pos, ts_us, server_id, gtid, flags = frame
+                _, log_pos, ts_us, server_id, gtid, flags, start = frame
+                begun = log_pos if flags is None else start  # MySQL: BEGIN follows the GTID
                 tx = Transaction(gtid=gtid, file=self.file, begin_pos=log_pos, end_pos=log_pos,
                                  ts_us=ts_us, server_id=server_id)
                 resumed = gtid == self._partial_gtid
@@ -244,8 +245,10 @@ class BinlogReader(threading.Thread):
                     self._xa.prepare(xid, self.position, tx.changes)
                     tx.changes = []
             elif kind == QUERY:
-                _, log_pos, tx.thread, db, query = frame
+                _, log_pos, thread, db, query, start = frame
                 tx.db = db or None
+                if undecided or tx.ddl is not None or query[:8].upper() in ("BEGIN", "XA START"):
+                    tx.thread = thread  # as Debezium: the BEGIN's, kept by statements inside
                 if undecided:
                     undecided = False
                     xa_group = query[:8].upper() == "XA START"
@@ -261,7 +264,7 @@ class BinlogReader(threading.Thread):
                         if gap is not None:  # every statement of it: any may write a captured table
                             tx.gaps += (gap,)
                         elif _CREATE_TABLE.match(query) and tx.created is None and not tx.changes:
-                            tx.created = query  # CREATE TABLE ... SELECT: its rows follow
+                            tx.created = InnerDdl(query, start, begun)  # CTAS: its rows follow
                         continue
                 else:
                     self._statement_group(tx, query)

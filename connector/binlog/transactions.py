@@ -21,6 +21,16 @@ class RowsChange:
     pos: int
 
 
+class InnerDdl(NamedTuple):
+    """A DDL statement inside BEGIN..COMMIT (CREATE TABLE ... SELECT logged as rows)."""
+
+    ddl: str
+    pos: int  # where its query event starts: its schema change's source.pos
+    # Where the transaction's first event starts (MySQL's BEGIN, MariaDB's GTID): Debezium's
+    # history records a statement inside a transaction at that position, events counted on.
+    begun: int
+
+
 class Gap(NamedTuple):
     """A write the binlog holds without whole row images: nothing can be emitted for it."""
 
@@ -48,9 +58,9 @@ class Transaction:
     hold: str | None = None  # offsets position while an XA is open (its start), else None
     piece: int = 0  # pieces of one large transaction are numbered from 0
     partial: bool = False  # more pieces of this transaction follow
-    # A DDL statement inside BEGIN..COMMIT (CREATE TABLE ... SELECT logged as rows): its
-    # schema change goes out before the transaction's rows (carried by its first piece).
-    created: str | None = None
+    # A DDL statement inside BEGIN..COMMIT: its schema change goes out before the
+    # transaction's rows (carried by its first piece).
+    created: InnerDdl | None = None
 
     @property
     def row_count(self) -> int:

@@ -138,6 +138,12 @@ STREAMING = [
     ["INSERT INTO pk VALUES (7, 'g', 7)", "INSERT INTO nokey VALUES (9, 'n')",
      "UPDATE pk SET id = 8 WHERE id = 7", "INSERT INTO pk VALUES (9, 'i', 9)",
      "DELETE FROM pk WHERE id = 9"],
+    # CREATE TABLE ... SELECT: under ROW one transaction, the CREATE (columns spelled out)
+    # then its rows; one with the new table's own columns and key before the SELECT's
+    "CREATE TABLE ctas AS SELECT id, k2, v FROM pk",
+    ("CREATE TABLE ctas_cols (id INT PRIMARY KEY, note VARCHAR(5) DEFAULT 'n') "
+     "SELECT id, v AS extra FROM pk WHERE v > 2"),
+    "INSERT INTO ctas_cols (id, extra) VALUES (50, 5)",
     # more DDL shapes: table options, generated and auto-increment columns, defaults changed
     # alone, several tables dropped at once, a renamed column
     ("CREATE TABLE opts (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, "
