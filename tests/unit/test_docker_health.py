@@ -4,6 +4,7 @@ RestServer, the replica check's pipeline on real SHOW REPLICA STATUS output)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -56,6 +57,22 @@ def test_the_entrypoint_turns_exit_2_into_a_stop_with_one_line(tmp_path: Path) -
     lines = err.splitlines()
     assert lines[0] == "fake gtidmark 2" and len(lines) == 2
     assert lines[1].startswith("gtidmark refused to start (exit 2): not restarting")
+
+
+def test_a_config_gtidmark_refuses_leaves_its_line_and_a_stopped_container(
+        tmp_path: Path) -> None:
+    """The real `gtidmark run` on a config with a bad value: its one line, then the wrapper's."""
+    config = tmp_path / "connector.json"
+    config.write_text(json.dumps({"name": "shop", "config": {
+        "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
+        "topic.prefix": "shop", "bootstrap.servers": "kafka:9092", "snapshot.mode": "sometimes"}}))
+    env = {**os.environ, "GTIDMARK_COMMAND": str(Path(sys.executable).with_name("gtidmark"))}
+    done = subprocess.run(["sh", str(ENTRYPOINT), "run", "--config", str(config)], env=env,
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    first, second = done.stderr.splitlines()
+    assert "snapshot.mode" in first and "sometimes" in first
+    assert second.startswith("gtidmark refused to start (exit 2): not restarting")
 
 
 def test_the_entrypoint_passes_sigterm_on_and_exits_with_the_commands_status(
