@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spark_consumer import maintenance_options
+from spark_consumer.maintenance_options import MaintenanceOptions
+
 KAFKA_CONFIG_ENV = "GTIDMARK_KAFKA_CONFIG"
 CATALOG_CONFIG_ENV = "GTIDMARK_CATALOG_CONFIG"
 
@@ -50,6 +53,7 @@ class JobOptions:
     restart_topics: frozenset[str] = frozenset()
     partitions_added: frozenset[str] = frozenset()
     decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
+    maintenance: MaintenanceOptions = field(default_factory=MaintenanceOptions)
 
     def kafka_settings(self) -> dict[str, str]:
         """librdkafka settings for the planner and the reader tasks."""
@@ -173,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--master", help="Spark master (default local[2] unless spark-submit set one)")
     p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="extra Spark setting, repeatable")
+    maintenance_options.add_arguments(p)
     p.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
@@ -208,7 +213,8 @@ def parse_options(argv: list[str]) -> JobOptions:
         kafka_conf=_kafka_conf(args), log_level=args.log_level,
         restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),
-        decimal_columns=_decimal_hints(args.decimal_column))
+        decimal_columns=_decimal_hints(args.decimal_column),
+        maintenance=maintenance_options.from_args(args))
 
 
 def _file_then_pairs(path: str | None, flag: str, env: str, pairs: list[str],
