@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.keys import KeyChange, cut_at, next_key
+from spark_consumer.maintenance import Maintenance
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
@@ -58,14 +59,7 @@ from spark_consumer.resume import (
 )
 from spark_consumer.secrets import install as install_redaction
 from spark_consumer.secrets import secret_values
-from spark_consumer.source import (
-    Side,
-    direct_source,
-    fits,
-    misfit,
-    read_source,
-    side_results,
-)
+from spark_consumer.source import Side, direct_source, fits, misfit, read_source, side_results
 from spark_consumer.tables import (
     TableRef,
     TableState,
@@ -346,6 +340,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 def run(job: Job) -> None:
     """--once: batches until the ends seen at start are applied; else forever on a trigger."""
     targets: dict[TP, int] | None = None
+    maintenance = Maintenance(job.spark, job.opts.maintenance)
     while not _stop:
         started = time.monotonic()
         ranges, ends = job.plan(targets)
@@ -357,6 +352,7 @@ def run(job: Job) -> None:
             log.info("caught up: %d batches, %d dead-lettered records", job.batches,
                      job.dead_letters)
             return
+        maintenance.run_if_due(job.batches, job.tables)  # between batches: no race
         if not job.opts.once:
             time.sleep(max(0.0, job.opts.trigger_interval - (time.monotonic() - started)))
 
