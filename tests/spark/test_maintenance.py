@@ -100,3 +100,21 @@ def test_maintenance_options_refuse_an_orphan_age_under_24_hours() -> None:
     assert not parse_options(base).maintenance.enabled
     with pytest.raises(UsageError, match="--maintain-orphan-age: must be >= 24 hours"):
         parse_options([*base, "--maintain-orphan-age", "1"])
+
+
+def test_maintenance_is_due_by_batch_count_or_minutes_and_only_after_a_new_batch(
+        spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("spark_consumer.maintenance.time.monotonic", lambda: clock[0])
+    by_count = Maintenance(spark, MaintenanceOptions(every=3))
+    assert [by_count.due(n) for n in (1, 2, 3)] == [False, False, True]
+    by_count.run_if_due(3, {})
+    assert [by_count.due(n) for n in (4, 5, 6)] == [False, False, True]
+    by_time = Maintenance(spark, MaintenanceOptions(interval=5))
+    clock[0] += 299
+    assert not by_time.due(1)
+    clock[0] += 1
+    assert by_time.due(1) and not by_time.due(0)  # 5 minutes, but no batch since: not due
+    by_time.run_if_due(1, {})
+    clock[0] += 600
+    assert not by_time.due(1) and by_time.due(2)
