@@ -115,14 +115,14 @@ def _conversions(columns: Iterable[ColumnSpec]) -> str:
 
 
 def create_table(spark: SparkSession, ref: TableRef, columns: list[ColumnSpec],
-                 key_columns: list[str]) -> TableState:
+                 key_columns: list[str], partitioned_by: str = "") -> TableState:
     """CREATE TABLE (format v2, merge-on-read) with the columns of the first events seen."""
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {quote(ref.catalog)}.{quote(ref.namespace)}")
     cols = ", ".join(f"{quote(c.name)} {c.spark_type}" for c in columns)
     props = dict(TABLE_PROPERTIES)
     props[KEY_PROPERTY] = json.dumps(key_columns)
     props[CONVERSIONS_PROPERTY] = _conversions(columns)
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {ref.sql} ({cols}) USING iceberg "
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {ref.sql} ({cols}) USING iceberg {partitioned_by} "
               f"TBLPROPERTIES ({tblproperties(props)})")
     log.info("created table %s (%s) key %s", ref, cols, key_columns)
     state = load_table(spark, ref)
