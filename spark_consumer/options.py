@@ -13,6 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_consumer import maintenance_options
+from spark_consumer.layout_spec import (
+    Field,
+    SortField,
+    SpecError,
+    parse_partition_by,
+    parse_sort_by,
+)
 from spark_consumer.maintenance_options import MaintenanceOptions
 
 KAFKA_CONFIG_ENV = "GTIDMARK_KAFKA_CONFIG"
@@ -54,6 +61,8 @@ class JobOptions:
     partitions_added: frozenset[str] = frozenset()
     decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
     maintenance: MaintenanceOptions = field(default_factory=MaintenanceOptions)
+    partition_by: dict[str, tuple[Field, ...]] = field(default_factory=dict)
+    sort_by: dict[str, tuple[SortField, ...]] = field(default_factory=dict)
 
     def kafka_settings(self) -> dict[str, str]:
         """librdkafka settings for the planner and the reader tasks."""
@@ -148,6 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="DB.TABLE.COLUMN=P,S",
                    help="schemaless JSON: this column is a precise DECIMAL(P,S) (base64), "
                    "repeatable")
+    p.add_argument("--partition-by", action="append", default=[],
+                   metavar="DB.TABLE=TRANSFORM(col)[,...]",
+                   help="Iceberg partitioning of a table: col, bucket(N, col), truncate(W, col), "
+                   "years/months/days/hours(col); evolves an existing table; repeatable")
+    p.add_argument("--sort-by", action="append", default=[],
+                   metavar="DB.TABLE=col [ASC|DESC][,...]",
+                   help="Iceberg write sort order of a table; evolves an existing table; "
+                   "repeatable")
     p.add_argument("--warehouse", default="./spark-warehouse",
                    help="warehouse path of the Hadoop catalog (default ./spark-warehouse)")
     p.add_argument("--catalog-name", default="gtidmark", help="Spark catalog name")
@@ -202,6 +219,10 @@ def parse_options(argv: list[str]) -> JobOptions:
         raise UsageError("--trigger-interval: must be > 0 seconds")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.catalog_name):
         raise UsageError(f"--catalog-name: not an identifier: {args.catalog_name!r}")
+    try:
+        partition_by, sort_by = parse_partition_by(args.partition_by), parse_sort_by(args.sort_by)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
     return JobOptions(
         bootstrap_servers=args.bootstrap_servers.strip(), topics=topics,
         topic_pattern=args.topic_pattern, warehouse=args.warehouse,
@@ -213,8 +234,8 @@ def parse_options(argv: list[str]) -> JobOptions:
         kafka_conf=_kafka_conf(args), log_level=args.log_level,
         restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),
-        decimal_columns=_decimal_hints(args.decimal_column),
-        maintenance=maintenance_options.from_args(args))
+        decimal_columns=_decimal_hints(args.decimal_column), partition_by=partition_by,
+        sort_by=sort_by, maintenance=maintenance_options.from_args(args))
 
 
 def _file_then_pairs(path: str | None, flag: str, env: str, pairs: list[str],
