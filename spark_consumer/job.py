@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.keys import KeyChange, cut_at, next_key
+from spark_consumer.layout import LayoutError, Layouts
 from spark_consumer.maintenance import Maintenance
 from spark_consumer.merge import merge_changes
 from spark_consumer.offsets import (
@@ -65,7 +66,6 @@ from spark_consumer.tables import (
     TableState,
     add_columns,
     change_key,
-    create_table,
     load_table,
     promote_columns,
     table_for_topic,
@@ -92,6 +92,8 @@ class Job:
         self.dead_letters = 0
         self.sides: dict[TableRef, Side] = {}
         self._dead_letter_lock = threading.Lock()
+        self.layouts = Layouts(spark, opts.partition_by, opts.sort_by, opts.catalog_name,
+                               opts.namespace)
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -103,6 +105,7 @@ class Job:
             state = load_table(self.spark, ref)
             self.tables[ref] = state
             if state is not None:
+                self.layouts.apply(state)  # at start: the options evolve an existing table
                 summary = committed_summary(self.spark, str(ref))
                 self.offsets[ref] = decode_offsets(summary.get(OFFSETS_PROPERTY))
                 self.topic_ids[ref] = decode_topic_ids(summary.get(TOPIC_IDS_PROPERTY))
@@ -308,7 +311,7 @@ class Job:
                 log.warning("table %s is created from schemaless JSON: column types are guessed "
                             "from values, and a precise DECIMAL (base64 text) becomes a string "
                             "column unless named in --decimal-column", ref)
-            state = create_table(self.spark, ref, list(first.columns), list(first.key_columns))
+            state = self.layouts.create(ref, list(first.columns), list(first.key_columns))
         specs = [c for s in shapes for c in s.columns]
         state = promote_columns(self.spark, state, specs)
         new = state.missing(specs)
@@ -390,7 +393,7 @@ def main(argv: list[str]) -> int:
         run(Job(spark, opts))
     except KeyboardInterrupt:
         return EXIT_OK
-    except TableCollisionError as exc:
+    except (TableCollisionError, LayoutError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
