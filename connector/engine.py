@@ -16,6 +16,7 @@ from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.transactions import Transaction
 from connector.catalog import Catalog
+from connector.commit import Committer
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
@@ -64,6 +65,7 @@ class Engine:
     # and the events need the server's flavour; `run` handles a failed start.
     admin: TopicAdmin
     sink: Sink
+    committer: Committer
     catalog: Catalog
     signals: SignalChannel
     snapshots: SnapshotCoordinator
@@ -110,6 +112,7 @@ class Engine:
             producer = ha_producer(producer, config.ha_session_timeout_ms)
         self.sink = Sink(producer, config.failure_handling_mode,
                          guard=None if self.lease is None else self.leadership)
+        self.committer = Committer(self.offsets, self.sink, self.leadership, self.state)
         declared = DeclaredColumns()
         self.catalog = Catalog(lambda: replica_connection(config), declared)
         declared.charset_lookup = self.catalog.database_charset
@@ -219,8 +222,7 @@ class Engine:
             self.snapshots.start_initial()
         # The start position is committed before anything streams: a crash right after a
         # first start must resume from here, not from "the current position" again.
-        self.offsets.checkpoint(0, self.state())
-        self.offsets.commit_acked(self.sink)
+        self.committer.commit()
         if not self.offsets.flush(30):
             self.offsets.abandon()  # it must not land after a later start's record
             raise RuntimeError(self.offsets.failure or "the start position was not committed "
@@ -264,11 +266,10 @@ class Engine:
             self.snapshots.step(self.position, caught_up)
             dispatcher.maybe_heartbeat(now, self.position)
             self.sink.poll(0)
-            if now >= next_checkpoint:
-                self.offsets.checkpoint(self.sink.mark(), self.state())
+            noting = now >= next_checkpoint
+            if noting:
                 next_checkpoint = now + CHECKPOINT_INTERVAL
-            self.leadership.check(now)
-            self.offsets.commit_acked(self.sink)
+            self.committer.commit(note=noting, leading_at=now)
             if now >= next_progress:
                 self.snapshots.log_progress()
                 next_progress = now + PROGRESS_INTERVAL
@@ -301,9 +302,7 @@ class Engine:
         if not self.paused:
             return False
         self.sink.poll(0)
-        self.offsets.checkpoint(self.sink.mark(), self.state())
-        self.leadership.check(now)
-        self.offsets.commit_acked(self.sink)
+        self.committer.commit(leading_at=now)
         control.wait(0.1)
         return True
 
@@ -343,8 +342,7 @@ class Engine:
             log.error("stopping: records still unacknowledged after %.0fs; offsets not "
                       "advanced past them", FLUSH_TIMEOUT)
             return 1
-        self.offsets.checkpoint(self.sink.mark(), self.state())
-        self.offsets.commit_acked(self.sink)
+        self.committer.commit()
         if not self.offsets.flush(FLUSH_TIMEOUT):
             log.error("stopping: offsets could not be committed")
             return 1
