@@ -14,10 +14,15 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from connector import __version__
-from connector.config import ConfigError, ConnectorConfig, load_config
+from connector.config import (
+    MAX_CHUNK_DELAY_MS,
+    MAX_CHUNK_SIZE,
+    ConfigError,
+    ConnectorConfig,
+    load_config,
+)
 from connector.kafka import KafkaUnreachable
 from connector.logs import configure_logging
-from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 

@@ -18,12 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from connector import config_keys
 from connector.kafka_log import KAFKA_LOG
 from connector.smt import UnwrapSettings, removed_options, unwrap_settings
-from signals.models import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 
 log = logging.getLogger(__name__)
 
 SECRET_MARKERS = ("password", "secret", "sasl.jaas", "ssl.key")
 REDACTED = "********"
+MAX_CHUNK_SIZE = 100_000  # incremental.snapshot.chunk.size; a signal's chunk-size too
+MAX_CHUNK_DELAY_MS = 60_000
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONVERTERS = (JSON_CONVERTER, AVRO_CONVERTER)

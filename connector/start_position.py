@@ -10,12 +10,11 @@ import logging
 import pymysql
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.events.types import SNAPSHOT_SESSION_INIT
 from connector.flavours import Flavour
 from connector.gtid import Position
 from connector.launch import LaunchPoint
 from connector.offsets_value import ConnectorOffsets
-from connector.snapshot.session import READ_TIMEOUT_S
+from connector.snapshot.session import READ_TIMEOUT_S, SNAPSHOT_SESSION_INIT
 
 log = logging.getLogger("gtidmark")
 

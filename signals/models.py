@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from connector.config import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 from signals.filters import combine, parse_filter
 from signals.patterns import MatchBudget, collection_matches, compile_pattern
 
@@ -38,8 +39,6 @@ class SignalRejected(ValueError):
 
 
 MAX_COLLECTIONS = 256
-MAX_CHUNK_SIZE = 100_000     # incremental.snapshot.chunk.size has the same bound
-MAX_CHUNK_DELAY_MS = 60_000
 MAX_ID_CHARS = 128
 MAX_JSON_DEPTH = 16
 

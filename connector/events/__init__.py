@@ -3,7 +3,6 @@
 from connector.events.envelope import EventEncoder, TableEncoder
 from connector.events.history import table_change
 from connector.events.source_block import SourceInfo
-from connector.events.types import SNAPSHOT_SESSION_INIT, restore_empty_sets
+from connector.events.types import restore_empty_sets
 
-__all__ = ["SNAPSHOT_SESSION_INIT", "EventEncoder", "SourceInfo", "TableEncoder",
-           "restore_empty_sets", "table_change"]
+__all__ = ["EventEncoder", "SourceInfo", "TableEncoder", "restore_empty_sets", "table_change"]

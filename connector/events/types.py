@@ -20,8 +20,6 @@ from connector.schema import Column
 # reader imports this module).
 decoding.install()
 
-# The snapshot's session must read TIMESTAMP columns in UTC, as the binlog holds them.
-SNAPSHOT_SESSION_INIT = "SET time_zone = '+00:00'"
 EMPTY_SET_SOURCE = "empty set"  # pymysqlreplication.constants.NONE_SOURCE.EMPTY_SET
 
 

@@ -18,9 +18,11 @@ import MySQLdb.converters
 from MySQLdb.constants import FIELD_TYPE
 
 from connector.config import ConnectorConfig
-from connector.events import SNAPSHOT_SESSION_INIT
 
 SqlError = MySQLdb.MySQLError
+
+# Snapshot and replica sessions read TIMESTAMP columns in UTC, as the binlog holds them.
+SNAPSHOT_SESSION_INIT = "SET time_zone = '+00:00'"
 
 
 class Session(Protocol):

@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from connector.config import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 from signals.models import (
-    MAX_CHUNK_DELAY_MS,
-    MAX_CHUNK_SIZE,
     MAX_JSON_DEPTH,
     MAX_VALUE_BYTES,
     SIGNAL_TYPES,
