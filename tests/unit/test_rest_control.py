@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from connector import supervisor as lifecycle
 from connector.config import parse_config
-from connector.rest import runner
 from connector.rest.control import NOT_LEADING, CommandRefused, EngineControl, EngineView
 
 CONFIG = parse_config({"name": "c", "config": {
@@ -79,16 +79,17 @@ class SteppedDownEngine:
         self.stopping = threading.Event()
 
     def run(self) -> int:
-        return runner.STEPPED_DOWN
+        return lifecycle.STEPPED_DOWN
 
 
 def test_a_stop_the_engine_took_before_stepping_down_is_answered(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    supervisor = runner.Supervisor(CONFIG)
-    supervisor.control.publish(EngineView(state="RUNNING"))
-    stop = supervisor.control.send("stop")
+    control = EngineControl()
+    supervisor = lifecycle.Supervisor(CONFIG, control)
+    control.publish(EngineView(state="RUNNING"))
+    stop = control.send("stop")
     engine = SteppedDownEngine()
-    engine.stop_command = supervisor.control.pending()[0]  # type: ignore[assignment]
-    monkeypatch.setattr(runner, "Engine", lambda *a, **k: engine)
+    engine.stop_command = control.pending()[0]  # type: ignore[assignment]
+    monkeypatch.setattr(lifecycle, "Engine", lambda *a, **k: engine)
     assert supervisor._run_engine()[0] == "RUNNING"  # back to waiting for the lease
     assert refused(stop)  # before: never answered, the client's call timed out after 90 s

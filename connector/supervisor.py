@@ -1,18 +1,19 @@
-"""`gtidmark run` with the REST server: one Engine per (re)start, driven by REST commands.
+"""`gtidmark run`'s lifecycle: the lease, then one Engine after another, for both run modes.
 
-A restart ends the running Engine the way SIGTERM does (flush, commit) and starts a new one
-from the committed offsets. While STOPPED or FAILED no Engine runs and this thread answers
-the commands itself: that is when Kafka Connect lets offsets be altered or reset.
+An instance waits for the lease (`ha.enabled`), runs an Engine until it stops, fails or
+steps down, and in the last case waits for the lease again. With REST (`control`) a
+restart ends the running Engine the way SIGTERM does (flush, commit) and starts a new one
+from the committed offsets; while STOPPED or FAILED no Engine runs and this thread answers
+the commands itself: that is when Kafka Connect lets offsets be altered or reset. Without
+REST nothing restarts a failed Engine: the process exits.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
-from typing import Any
 
-from connector.config import ConnectorConfig
+from connector.config import ConfigError, ConnectorConfig
 from connector.engine import STEPPED_DOWN, Engine
 from connector.kafka import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
@@ -28,20 +29,60 @@ from connector.rest.control import (
     State,
     stop_first,
 )
-from connector.rest.server import RestServer
-from connector.run import LeaseUnavailable, join_group, wait_for_lease
 from connector.start_position import replica_connection
+from signals.channel import ensure_signal_topic, signal_client_settings
 
-log = logging.getLogger("gtidmark.rest")
+log = logging.getLogger("gtidmark")
+rest_log = logging.getLogger("gtidmark.rest")
 
 OFFSETS_TIMEOUT = 30.0
 
 
+class LeaseUnavailable(RuntimeError):
+    """The leader group could not be joined; the reason is logged."""
+
+
+def open_lease(config: ConnectorConfig) -> Lease:
+    """Join the leader group over the signal topic (created with one partition if missing)."""
+    settings = signal_client_settings(config, config.consumer_settings())
+    ensure_signal_topic(settings, config.signal_kafka_topic, 30.0)
+    lease = Lease(settings, f"{config.name}-leader", config.signal_kafka_topic,
+                  config.ha_session_timeout_ms)
+    lease.start()
+    return lease
+
+
+def join_group(config: ConnectorConfig) -> Lease | None:
+    """The lease of this connector's group, or None when `ha.enabled` is false."""
+    if not config.ha_enabled:
+        return None
+    try:
+        return open_lease(config)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line for the operator
+        log.error("cannot start: %s", " ".join(str(exc).split()))
+        raise LeaseUnavailable(str(exc)) from None
+
+
+def wait_for_lease(lease: Lease | None, stopping: threading.Event) -> bool:
+    """True when this instance may lead (at once without HA); False when stopping first."""
+    if lease is None:
+        return True
+    log.info("standby: waiting for the lease (group %s)", lease.group)
+    if lease.acquire(stopping):
+        return True
+    log.info("stopped while standby")
+    return False
+
+
 class Supervisor:
-    def __init__(self, config: ConnectorConfig) -> None:
+    """Owns the connector's lifecycle; `control` is the REST server's channel, if any."""
+
+    def __init__(self, config: ConnectorConfig, control: EngineControl | None = None) -> None:
         self.config = config
         self.lease: Lease | None = None
-        self.control = EngineControl()
+        self.control = control
         self.stopping = threading.Event()
         self.engine: Engine | None = None
         self.paused = False
@@ -55,8 +96,7 @@ class Supervisor:
             engine.stopping.set()
 
     def run(self) -> int:
-        server = RestServer(self.config, self.control)
-        server.start()
+        """Stream until stopped, then flush, commit and exit 0 (or 1 when it failed)."""
         try:
             self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
             self.lease = join_group(self.config)
@@ -66,7 +106,6 @@ class Supervisor:
         finally:
             if self.lease is not None:
                 self.lease.close()
-            server.stop()
 
     def _supervise(self) -> int:
         state: State = "RUNNING"
@@ -75,18 +114,24 @@ class Supervisor:
         while not self.stopping.is_set():
             if state == "RUNNING":
                 state, trace, committed = self._run_engine()
+            elif self.control is None:
+                break  # nothing can restart it: the process exits
             else:
-                state = self._while_idle(state, trace, committed)
+                state = self._while_idle(self.control, state, trace, committed)
                 trace = None if state == "RUNNING" else trace
         return 1 if state == "FAILED" else 0
+
+    def _publish(self, view: EngineView) -> None:
+        if self.control is not None:
+            self.control.publish(view)
 
     def _run_engine(self) -> tuple[State, str | None, ConnectorOffsets | None]:
         """Run one Engine until it ends; the state it leaves the connector in."""
         if self.lease is not None:
-            self.control.publish(EngineView(state="UNASSIGNED"))  # a standby, as in Connect
+            self._publish(EngineView(state="UNASSIGNED"))  # a standby, as in Connect
             if not wait_for_lease(self.lease, self.stopping):
                 return "RUNNING", None, None
-        self.control.publish(EngineView(state="RESTARTING"))
+        self._publish(EngineView(state="RESTARTING"))
         engine = Engine(self.config, self.control, paused=self.paused, lease=self.lease,
                         retry_start=self.led, launch=self.launch)
         self.launch = None
@@ -106,26 +151,26 @@ class Supervisor:
             if command is not None:
                 command.reply.set_exception(CommandRefused(500, "the connector failed while "
                                                                 "stopping; see its status"))
-            if not self.stopping.is_set():
-                log.error("connector failed; it stays FAILED until POST /connectors/%s/restart",
-                          self.config.name)
+            if self.control is not None and not self.stopping.is_set():
+                rest_log.error("connector failed; it stays FAILED until POST "
+                               "/connectors/%s/restart", self.config.name)
             trace = engine.failure or "the connector could not flush and commit on stopping; " \
                 "see its log"
             return "FAILED", trace, engine.offsets.committed
         state: State = "RUNNING"
         if command is not None:
             state = "STOPPED" if command.kind == "stop" else "RUNNING"
-            self.control.publish(EngineView(state=state, committed=engine.offsets.committed))
+            self._publish(EngineView(state=state, committed=engine.offsets.committed))
             command.reply.set_result(None)
         return state, None, engine.offsets.committed
 
-    def _while_idle(self, state: State, trace: str | None,
+    def _while_idle(self, control: EngineControl, state: State, trace: str | None,
                     committed: ConnectorOffsets | None) -> State:
         """STOPPED or FAILED: answer commands here until one starts an Engine again."""
         store: OffsetStore | None = None
         while not self.stopping.is_set():
-            self.control.publish(EngineView(state=state, trace=trace, committed=committed))
-            for command in self.control.pending():
+            control.publish(EngineView(state=state, trace=trace, committed=committed))
+            for command in control.pending():
                 kind = command.kind
                 if kind.endswith("offsets"):
                     if state != "STOPPED":
@@ -140,7 +185,7 @@ class Supervisor:
                     except CommandRefused as exc:
                         command.reply.set_exception(exc)
                         continue
-                    self.control.publish(EngineView(state=state, committed=committed))
+                    control.publish(EngineView(state=state, committed=committed))
                     command.reply.set_result(None)
                     continue
                 if kind in ("pause", "resume"):
@@ -149,7 +194,7 @@ class Supervisor:
                 if (kind == "restart" and state == "FAILED") or (
                         kind in ("pause", "resume") and state == "STOPPED"):
                     return "RUNNING"
-            self.control.wait(0.5)
+            control.wait(0.5)
         return state
 
     def _modify_offsets(self, store: OffsetStore,
@@ -158,19 +203,6 @@ class Supervisor:
             if command.kind == "alter-offsets" else None
         if not store.replace(value, OFFSETS_TIMEOUT):
             raise CommandRefused(500, "the offsets could not be written to Kafka")
-        log.info("offsets %s (REST): %s", "altered" if value is not None else "reset",
-                 "position forgotten" if value is None else f"gtids={value.gtids}")
+        rest_log.info("offsets %s (REST): %s", "altered" if value is not None else "reset",
+                      "position forgotten" if value is None else f"gtids={value.gtids}")
         return store.committed  # as written: in the next writer epoch
-
-
-def run_supervised(config: ConnectorConfig) -> int:
-    """`gtidmark run` with `rest.port` set: SIGTERM/SIGINT still flush, commit and exit."""
-    supervisor = Supervisor(config)
-
-    def request_stop(signum: int, _frame: Any) -> None:
-        log.info("received %s, stopping", signal.Signals(signum).name)
-        supervisor.request_stop()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    return supervisor.run()
