@@ -146,14 +146,19 @@ def test_unknown_ddl_and_unsupported_type_are_logged(
     p.execute(f"RENAME USER '{db}'@'localhost' TO '{db}x'@'localhost'")
     p.execute(f"DROP USER '{db}x'@'localhost'")
     p.execute(f"CREATE TABLE {db}.odd (id INT PRIMARY KEY, addr INET6, u UUID, v INT)")
-    p.execute(f"INSERT INTO {db}.odd VALUES (1, '::1', UUID(), 10), (2, NULL, NULL, 20)")
-    insert(mariadb, db, 1, 10)
-    wait_caught_up(mariadb, broker, doc)
-    log = proc.log()
-    assert re.search(r"DDL not recognised.*RENAME USER", log)
-    rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.odd")
-    assert sorted(r["v"] for r in rebuilt.values()) == [10, 20]
-    assert_same(mariadb, broker, db)
+    try:
+        p.execute(f"INSERT INTO {db}.odd VALUES (1, '::1', UUID(), 10), (2, NULL, NULL, 20)")
+        insert(mariadb, db, 1, 10)
+        wait_caught_up(mariadb, broker, doc)
+        log = proc.log()
+        assert re.search(r"DDL not recognised.*RENAME USER", log)
+        rebuilt, _ = rebuild(broker.bootstrap, f"{db}.{db}.odd")
+        assert sorted(r["v"] for r in rebuilt.values()) == [10, 20]
+        assert_same(mariadb, broker, db)
+    finally:
+        # Debezium's schema snapshot reads every table's DDL and cannot parse INET6/UUID:
+        # left behind, this table fails the Debezium runs of later test modules.
+        p.execute(f"DROP TABLE {db}.odd")
 
 
 def test_heartbeats_and_transaction_metadata(mariadb: MariaDbPair, broker: Broker,
