@@ -38,7 +38,7 @@ jars: $(STAMP)
 test: setup
 	$(PY) -m mypy
 	$(PY) -m ruff check connector signals spark_consumer tests bench
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
