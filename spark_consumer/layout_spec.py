@@ -159,6 +159,16 @@ def parse_sort_by(items: list[str]) -> dict[str, tuple[SortField, ...]]:
     return out
 
 
+def check_tables(tables: list[str], topics: list[str]) -> None:
+    """SpecError for a layout option's DB.TABLE that no topic of --topics carries (a typo
+    would otherwise leave the table unpartitioned without a word)."""
+    known = {".".join(t.split(".")[-2:]) for t in topics}
+    for table in tables:
+        if table not in known:
+            raise SpecError(f"--partition-by/--sort-by: {table} is not the DB.TABLE of any "
+                            f"topic in --topics ({', '.join(sorted(known))})")
+
+
 def check_columns(table: str, fields: list[Field], types: dict[str, str], flag: str) -> None:
     """SpecError when a field names a column the table lacks or of a type its transform
     does not take (Iceberg's rules), so a bad option stops the job before any write."""

@@ -9,6 +9,7 @@ from spark_consumer.layout_spec import (
     SortField,
     SpecError,
     check_columns,
+    check_tables,
     iceberg_field,
     parse_partition_by,
     parse_sort_by,
@@ -57,3 +58,10 @@ def test_a_transform_is_refused_for_a_column_type_iceberg_does_not_take() -> Non
         check_columns("db.t", [Field("bucket", "price", 8)], types, "--partition-by")
     with pytest.raises(SpecError, match="hours\\(`d`\\) cannot apply .* date"):
         check_columns("db.t", [Field("hour", "d")], types, "--sort-by")
+
+
+def test_a_layout_table_no_topic_carries_is_refused() -> None:
+    check_tables(["shop.orders"], ["dbz.shop.orders", "dbz.shop.items"])
+    with pytest.raises(SpecError, match="shop.ordrs is not the DB.TABLE of any topic in "
+                       "--topics \\(shop.items, shop.orders\\)"):
+        check_tables(["shop.ordrs"], ["dbz.shop.orders", "dbz.shop.items"])
