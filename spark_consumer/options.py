@@ -17,6 +17,7 @@ from spark_consumer.layout_spec import (
     Field,
     SortField,
     SpecError,
+    check_tables,
     parse_partition_by,
     parse_sort_by,
 )
@@ -221,6 +222,8 @@ def parse_options(argv: list[str]) -> JobOptions:
         raise UsageError(f"--catalog-name: not an identifier: {args.catalog_name!r}")
     try:
         partition_by, sort_by = parse_partition_by(args.partition_by), parse_sort_by(args.sort_by)
+        if topics is not None:
+            check_tables(sorted({*partition_by, *sort_by}), topics)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     return JobOptions(
