@@ -158,6 +158,7 @@ def test_changed_options_evolve_the_spec_and_sort_order_and_keep_the_rows(
     (["--partition-by", "shop.orders=bucket(id)"], "bucket needs a width > 0"),
     (["--partition-by", "shop.orders=weeks(at)"], "unknown transform 'weeks'"),
     (["--partition-by", "orders=id"], "expected DB.TABLE=TERM"),
+    (["--partition-by", "shop.ordrs=id"], "shop.ordrs is not the DB.TABLE of any topic"),
     (["--sort-by", "shop.orders=id UP"], "is not a column or TRANSFORM(col)"),
     (["--partition-by", "shop.orders=days(nope)"], "table shop.orders has no column 'nope'"),
     (["--partition-by", "shop.orders=hours(region)"],
