@@ -17,8 +17,10 @@ from types import FrameType
 
 from pyspark.sql import DataFrame, SparkSession
 
+from spark_consumer.column_ddl import ColumnDdl
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.decode import BadRecord, Shape
+from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
 from spark_consumer.layout import LayoutError, Layouts
 from spark_consumer.maintenance import Maintenance
@@ -51,6 +53,7 @@ from spark_consumer.planner import (
 )
 from spark_consumer.progress import BatchResult, changes_merged
 from spark_consumer.reader import RangeStats
+from spark_consumer.rekey import key_option
 from spark_consumer.resume import (
     PartitionState,
     TableCollisionError,
@@ -94,6 +97,7 @@ class Job:
         self._dead_letter_lock = threading.Lock()
         self.layouts = Layouts(spark, opts.partition_by, opts.sort_by, opts.catalog_name,
                                opts.namespace)
+        self.column_ddl = ColumnDdl(spark, self.kafka)
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -193,10 +197,15 @@ class Job:
         read first, evolve or dead-letter, and MERGE what was read. Returns the tasks' side
         results, the bad records and whether the table took the batch."""
         view = f"gtidmark_src_{self.batches}_{number}"
-        if state is not None:
+        state, rngs = self.column_ddl.follow(state, rngs)  # source drops and renames
+        self.tables[ref] = state
+        rekey = key_option((r.topic for r in rngs), self.opts.keys)
+        if rekey and state is not None and state.key_columns != rekey:
+            state = self.tables[ref] = change_key(self.spark, state, rekey, "--key")
+        if state is not None and state.key_columns:
             direct = direct_source(self.spark, self.sides[ref], self.kafka,
                                    self._known(rngs, state), rngs, state.columns,
-                                   state.key_columns)
+                                   state.key_columns, rekey)
             try:
                 self._commit(ref, rngs, state, direct.frame, view, merge=True)
             except Exception as exc:
@@ -233,10 +242,17 @@ class Job:
 
     def _read(self, ref: TableRef, rngs: list[OffsetRange],
               state: TableState | None) -> tuple[DataFrame, list[object]]:
-        """The MERGE source of `rngs` for the table as it is now, and the tasks' side results."""
+        """The MERGE source of `rngs` for the table as it is now, and the tasks' side results;
+        a table without a key (or a new one whose records have none) gets its row steps."""
+        rekey = key_option((r.topic for r in rngs), self.opts.keys)
+        if rekey is None and (null_keyed(self.kafka, rngs) if state is None
+                              else not state.key_columns):
+            return keyless_source(self.spark, self.sides[ref], self.kafka,
+                                  self._known(rngs, state), rngs,
+                                  state.columns if state is not None else None)
         return read_source(self.spark, self.sides[ref], self.kafka, self._known(rngs, state),
                            rngs, state.columns if state is not None else None,
-                           state.key_columns if state is not None else None)
+                           state.key_columns if state is not None else None, rekey)
 
     def _keyed(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
                source: DataFrame, meta: list[object]

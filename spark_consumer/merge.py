@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_consumer.columnar import OP_COLUMN
+from spark_consumer.keyless import merge_keyless
 from spark_consumer.tables import TableState, quote
 
 
@@ -21,7 +22,11 @@ def merge_sql(target: str, source: str, state: TableState) -> str:
 
 
 def merge_changes(spark: SparkSession, state: TableState, source: DataFrame, view: str) -> None:
-    """Run the MERGE of `source` (one change per key, the table's columns) into `state`'s table."""
+    """Run the MERGE of `source` (one change per key, the table's columns) into `state`'s table;
+    a table without key columns takes its steps by whole-row match (`keyless`)."""
+    if not state.key_columns:
+        merge_keyless(spark, state, source, view)
+        return
     source.createOrReplaceTempView(view)
     try:
         spark.sql(merge_sql(state.ref.sql, view, state))

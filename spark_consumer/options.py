@@ -60,6 +60,7 @@ class JobOptions:
     log_level: str = "INFO"
     restart_topics: frozenset[str] = frozenset()
     partitions_added: frozenset[str] = frozenset()
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # --key DB.TABLE -> columns
     decimal_columns: dict[str, tuple[int, int]] = field(default_factory=dict)
     maintenance: MaintenanceOptions = field(default_factory=MaintenanceOptions)
     partition_by: dict[str, tuple[Field, ...]] = field(default_factory=dict)
@@ -129,6 +130,17 @@ def _decimal_hints(values: list[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _keys(values: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for item in values:
+        table, _, columns = item.partition("=")
+        names = tuple(_csv(columns))
+        if table.count(".") != 1 or not all(table.split(".")) or not names:
+            raise UsageError(f"--key: expected DB.TABLE=COLUMN[,COLUMN...], got {item!r}")
+        out[table] = names
+    return out
+
+
 def _csv(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split(",") if p.strip()]
 
@@ -154,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated topics that gained partitions while the connector "
                    "was stopped and after this job had applied all it wrote: go on with the "
                    "new partition count instead of stopping")
+    p.add_argument("--key", action="append", default=[], metavar="DB.TABLE=COL[,COL]",
+                   help="merge this table on these columns instead of the record key (a table "
+                   "without a primary key is otherwise matched on whole rows); repeatable")
     p.add_argument("--decimal-column", action="append", default=[],
                    metavar="DB.TABLE.COLUMN=P,S",
                    help="schemaless JSON: this column is a precise DECIMAL(P,S) (base64), "
@@ -235,7 +250,7 @@ def parse_options(argv: list[str]) -> JobOptions:
         jars=_csv(args.jars), packages=_csv(args.packages), local_jars=not args.no_local_jars,
         master=args.master, spark_conf=_pairs(args.spark_conf, "--spark-conf"),
         kafka_conf=_kafka_conf(args), log_level=args.log_level,
-        restart_topics=frozenset(_csv(args.restart_topics)),
+        keys=_keys(args.key), restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),
         decimal_columns=_decimal_hints(args.decimal_column), partition_by=partition_by,
         sort_by=sort_by, maintenance=maintenance_options.from_args(args))

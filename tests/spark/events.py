@@ -45,6 +45,10 @@ class Changes:
         """A `c`, `u` or `r` record carrying `row` as its after image."""
         return self.encoder.key(row), self.encoder.value(op, None, row, self._source, 0)
 
+    def update(self, before: dict[str, Any], after: dict[str, Any]) -> Item:
+        """A `u` record with both images, keyed by `after` (key unchanged, or no key)."""
+        return self.encoder.key(after), self.encoder.value("u", before, after, self._source, 0)
+
     def delete(self, row: dict[str, Any]) -> list[Item]:
         """A `d` record and the tombstone after it (tombstones.on.delete=true)."""
         key = self.encoder.key(row)
