@@ -22,7 +22,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
-from connector.kafka_log import KAFKA_LOG, connection_failure
+from connector.kafka_log import PROBE_LOG, connection_failure
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def require_kafka(settings: dict[str, Any], setting: str = "bootstrap.servers",
     naming `setting` (where the address came from) and librdkafka's reason."""
     wait = reach_timeout(settings) if timeout is None else timeout
     servers = str(settings.get("bootstrap.servers", ""))
-    consumer = Consumer({"logger": KAFKA_LOG, **settings, "group.id": "gtidmark-probe",
+    consumer = Consumer({**settings, "logger": PROBE_LOG, "group.id": "gtidmark-probe",
                          "enable.auto.commit": False})
     deadline = time.monotonic() + wait
     try:

@@ -3,7 +3,7 @@
 librdkafka retries a broker it cannot reach every 50-100 ms and logs every failure: a
 stopped broker gave 580 lines in 30 s on stderr (#24). Here the first failure per broker
 and reason is one warning, the repeats go to DEBUG, and the reason is kept for the one
-line a command ends with (`connector.kafka.require_kafka`).
+line a command ends with (`connector.kafka.require_kafka`, whose probe logs at DEBUG only).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ class KafkaLog:
     """A librdkafka client's `logger` (confluent-kafka calls `log(level, fmt, fac, name, text)`);
     the clients of a process share the record of failures, so a down broker is one line."""
 
-    def __init__(self, logger: logging.Logger = LOGGER) -> None:
+    def __init__(self, logger: logging.Logger = LOGGER, quiet: bool = False) -> None:
         self._logger = logger
+        self._quiet = quiet  # failures noted at DEBUG only: the caller's own line names them
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (KafkaLog, (self._logger,))
+        return (KafkaLog, (self._logger, self._quiet))
 
     def log(self, level: int, msg: str, *args: Any, **_kwargs: Any) -> None:
         if len(args) != 3:
@@ -54,17 +55,17 @@ class KafkaLog:
         if facility == "FAIL":
             failed = _failure(text)
             if failed is not None:
-                level = logging.WARNING if _first(failed) else logging.DEBUG
+                level = logging.WARNING if _first(failed, self._quiet) else logging.DEBUG
         self._logger.log(level, "%s [%s] %s", facility, client, text)
 
 
-def _first(failed: tuple[str, str]) -> bool:
-    """Note a failure; True when it is new (or not warned about for REMIND_S)."""
+def _first(failed: tuple[str, str], quiet: bool = False) -> bool:
+    """Note a failure; True when it is new (or not warned about for REMIND_S) and not quiet."""
     now = time.monotonic()
     with _lock:
         _reasons.pop(failed[0], None)  # the latest last
         _reasons[failed[0]] = failed[1]
-        if now - _warned.get(failed, -REMIND_S) < REMIND_S:
+        if quiet or now - _warned.get(failed, -REMIND_S) < REMIND_S:
             return False
         _warned[failed] = now
         return True
@@ -82,3 +83,4 @@ def connection_failure(servers: str) -> str | None:
 
 
 KAFKA_LOG = KafkaLog()
+PROBE_LOG = KafkaLog(quiet=True)  # a reachability probe's client: its error line says why

@@ -1,4 +1,5 @@
-"""A broker that is not there: one warning from librdkafka's lines, one error line, exit 1."""
+"""A broker that is not there: the one error line naming it and exit 1, no librdkafka line
+(its failures noted at DEBUG only); a client that is not a probe warns once."""
 
 from __future__ import annotations
 
@@ -32,16 +33,15 @@ def connector_file(tmp_path: Path, port: int) -> Path:
     return path
 
 
-def test_status_against_a_closed_port_is_one_clear_line(tmp_path: Path, closed_port: int) -> None:
+def test_status_against_a_closed_port_is_one_line_and_no_librdkafka_line(
+        tmp_path: Path, closed_port: int) -> None:
     result = subprocess.run([sys.executable, "-m", "connector.cli", "status", "--config",
                              str(connector_file(tmp_path, closed_port))],
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert f"error: cannot reach Kafka at 127.0.0.1:{closed_port} (bootstrap.servers): " \
-           "connection refused" in lines
-    assert len(lines) <= 3, lines
-    assert "Traceback" not in result.stderr and "%3|" not in result.stderr
+    assert result.stderr.splitlines() == [
+        (f"error: cannot reach Kafka at 127.0.0.1:{closed_port} (bootstrap.servers): "
+         "connection refused")]
     assert result.stdout == ""
 
 
@@ -64,8 +64,8 @@ def test_repeated_connection_failures_are_one_warning(caplog: pytest.LogCaptureF
     assert connection_failure("other:9092") is None
 
 
-def test_spark_apply_against_a_closed_port_is_one_clear_line(tmp_path: Path,
-                                                              closed_port: int) -> None:
+def test_spark_apply_against_a_closed_port_is_one_line_and_no_librdkafka_line(
+        tmp_path: Path, closed_port: int) -> None:
     """Checked before Spark starts; the address is named by the option it came from."""
     result = subprocess.run([sys.executable, "-m", "connector.cli", "spark-apply", "--once",
                              "--topic-pattern", r"shop\..+", "--bootstrap-servers",
@@ -73,11 +73,9 @@ def test_spark_apply_against_a_closed_port_is_one_clear_line(tmp_path: Path,
                              "--kafka-conf", "socket.timeout.ms=2000"],
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert f"error: cannot reach Kafka at 127.0.0.1:{closed_port} (--bootstrap-servers): " \
-           "connection refused" in lines
-    assert len(lines) <= 3, lines
-    assert "Traceback" not in result.stderr and "%3|" not in result.stderr
+    assert result.stderr.splitlines() == [
+        (f"error: cannot reach Kafka at 127.0.0.1:{closed_port} (--bootstrap-servers): "
+         "connection refused")]
 
 
 def test_a_planning_request_that_fails_names_itself(closed_port: int) -> None:
