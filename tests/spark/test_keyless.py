@@ -129,3 +129,23 @@ def test_key_option_merges_on_the_named_columns_of_keyless_and_keyed_tables(
         props = {r["key"]: r["value"] for r in spark.sql(
             f"SHOW TBLPROPERTIES gtidmark.{unique_name}.{name}").collect()}
         assert json.loads(props["gtidmark.key"]) == key
+
+
+def test_keyless_changes_of_one_batch_apply_in_topic_order_one_row_each(
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    changes = Changes(BAG, unique_name)
+    create_topic(broker.bootstrap, changes.topic, 1)
+    v, w, u, x = ({"a": a, "b": None, "x": 0.5} for a in (1, 2, 3, None))
+    produce(broker.bootstrap, changes.topic, [changes.upsert("c", v), changes.upsert("r", v),
+                                              changes.upsert("c", w)])
+    apply_once(spark, broker.bootstrap, [changes.topic], unique_name, tmp_path)
+    produce(broker.bootstrap, changes.topic, [  # one batch; per value the table holds:
+        *changes.delete(v),                     # v 1 (one of the two identical rows)
+        *changes.delete(u),                     # u 0 (not there: nothing to delete)
+        changes.upsert("c", u),                 # u 1 (counting net changes would give 0)
+        changes.upsert("c", x), *changes.delete(x),  # x 0
+        changes.update(w, v),                   # w 0, v 2
+        *changes.delete(v)])                    # v 1
+    job = apply_once(spark, broker.bootstrap, [changes.topic], unique_name, tmp_path)
+    assert job.batches == 1 and job.dead_letters == 0
+    assert table_multiset(spark, f"gtidmark.{unique_name}.bag") == multiset([v, u])
