@@ -23,6 +23,7 @@ from connector.config import (
 )
 from connector.kafka import KafkaUnreachable
 from connector.logs import configure_logging
+from connector.start_checks import ServicesUnreachable
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -156,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KafkaUnreachable as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except ServicesUnreachable as exc:
+        for line in exc.lines:
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_RUNTIME
     except (KafkaException, TimeoutError) as exc:  # the broker went away after the first answer
         print(f"error: {args.command}: Kafka: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -29,6 +29,7 @@ from connector.rest.control import (
     State,
     stop_first,
 )
+from connector.start_checks import check_services
 from connector.start_position import replica_connection
 from signals.channel import ensure_signal_topic, signal_client_settings
 
@@ -98,6 +99,8 @@ class Supervisor:
     def run(self) -> int:
         """Stream until stopped, then flush, commit and exit 0 (or 1 when it failed)."""
         try:
+            # Both services at once, every failure named, before any wait on either.
+            check_services(self.config, lambda: replica_connection(self.config))
             self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
             self.lease = join_group(self.config)
             return self._supervise()

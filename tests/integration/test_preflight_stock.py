@@ -98,3 +98,21 @@ def test_every_wrong_setting_at_once_then_one_block_fixes_them(stock: StockMaria
     stock.cnf = EXPECTED[EXPECTED.index("[mariadb]") + 1:]
     stock.start()
     assert check_server(lambda: cdc(stock)).name == "mariadb"
+
+
+def test_a_wrong_password_is_one_line_naming_the_settings(stock: StockMariaDb, broker: Broker,
+                                                          tmp_path: Path) -> None:
+    """With HA on and Kafka up: the database's refusal, not a pymysql tuple after the lease."""
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps({"name": "wrongpw", "config": {
+        "database.hostname": "127.0.0.1", "database.port": str(stock.port),
+        "database.user": CDC_USER, "database.password": "not-the-password",
+        "database.server.id": "5902", "topic.prefix": "wrongpw",
+        "bootstrap.servers": broker.bootstrap}}))
+    result = subprocess.run([sys.executable, "-m", "connector.cli", "run", "--config",
+                             str(path)], capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        (f"error: the database at 127.0.0.1:{stock.port} refused user 'cdc' (database.user, "
+         f"database.password): Access denied for user 'cdc'@'127.0.0.1' (using password: YES)")]

@@ -67,3 +67,23 @@ def test_set_throttle_help_gives_ranges_and_defaults() -> None:
     assert "--chunk-delay-ms MS pause between chunks in milliseconds, 0 to 60,000 (default: " \
            "unchanged; a connector starts with incremental.snapshot.chunk.delay.ms, 0 unless " \
            "set)" in text
+
+
+def test_run_names_an_unreachable_database_and_kafka_at_once(tmp_path: Path) -> None:
+    """Both checked in parallel before the lease's wait on Kafka: no 30 s, no pymysql tuple."""
+    with socket.socket() as db_closed, socket.socket() as kafka_closed:
+        db_closed.bind(("127.0.0.1", 0))
+        kafka_closed.bind(("127.0.0.1", 0))
+        db_port, kafka_port = db_closed.getsockname()[1], kafka_closed.getsockname()[1]
+        path = tmp_path / "connector.json"
+        path.write_text(json.dumps({"name": "shop", "config": {
+            **BASE, "database.port": str(db_port), "database.password": "pw",
+            "bootstrap.servers": f"127.0.0.1:{kafka_port}",
+            "consumer.socket.timeout.ms": "2000"}}))  # ha.enabled: true by default
+        result = run_cli("run", "--config", str(path))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        (f"error: cannot reach the database at 127.0.0.1:{db_port} (database.hostname, "
+         "database.port): connection refused"),
+        (f"error: cannot reach Kafka at 127.0.0.1:{kafka_port} (bootstrap.servers): "
+         "connection refused")]

@@ -1,0 +1,72 @@
+"""`gtidmark run`'s first look: the database and Kafka checked at the same time, and every
+failure named in one line each before anything waits on either (#24).
+
+A wrong database port used to show only after a 30 s wait on Kafka, as a raw pymysql tuple.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pymysql
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.kafka import KafkaUnreachable, require_kafka
+from connector.preflight import check_server
+
+# pymysql's client-side codes for a server that does not answer (CR_CONNECTION_ERROR,
+# CR_CONN_HOST_ERROR, CR_UNKNOWN_HOST, CR_SERVER_LOST).
+_UNREACHABLE = {2002, 2003, 2005, 2013}
+_DENIED = {1044, 1045, 1698}
+
+
+class ServicesUnreachable(RuntimeError):
+    """The database or Kafka did not answer; `lines` are what the command exits 1 with."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def database_failure(config: ConnectorConfig, exc: Exception) -> str:
+    """One line for a failed database connection, naming the settings to look at."""
+    code = exc.args[0] if isinstance(exc, pymysql.MySQLError) and exc.args and \
+        isinstance(exc.args[0], int) else None
+    text = str(exc.args[-1]) if exc.args else str(exc)
+    where = f"the database at {config.hostname}:{config.port}"
+    if code in _UNREACHABLE:
+        reason = text.rsplit("(", 1)[-1].rstrip(")").split("] ", 1)[-1] if "(" in text else text
+        return (f"cannot reach {where} (database.hostname, database.port): "
+                f"{reason[:1].lower()}{reason[1:]}")
+    if code in _DENIED:
+        return f"{where} refused user {config.user!r} (database.user, database.password): {text}"
+    return f"{where}: {text}" + (f" (error {code})" if code is not None else "")
+
+
+def check_services(config: ConnectorConfig, connect: Callable[[], Any]) -> None:
+    """Raise ConfigError (exit 2: the preflight's lines, then any unreachable service) or
+    ServicesUnreachable (exit 1) naming every failure found; return when both answer."""
+    refused: list[ConfigError] = []  # the preflight's report
+    lines: list[str] = []  # what did not answer, database first
+
+    def database() -> None:
+        try:
+            check_server(connect)
+        except ConfigError as exc:
+            refused.append(exc)
+        except Exception as exc:  # noqa: BLE001 - named in one line, as Kafka's is
+            lines.insert(0, database_failure(config, exc))
+
+    thread = threading.Thread(target=database, name="check-database", daemon=True)
+    thread.start()
+    try:
+        require_kafka(config.consumer_settings())
+    except KafkaUnreachable as exc:
+        lines.append(str(exc))
+    thread.join()
+    if refused:
+        raise ConfigError("\n".join([str(refused[0]), *lines]))
+    if lines:
+        raise ServicesUnreachable(lines)
