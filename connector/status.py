@@ -13,6 +13,7 @@ import pymysql
 
 from connector.config import ConnectorConfig
 from connector.flavours import server_flavour
+from connector.gtid import GtidSet, MariaDbGtidPos, Position
 from connector.kafka import require_kafka
 from connector.lease import group_members
 from connector.offsets import read_committed
@@ -40,6 +41,17 @@ def rest_state(config: ConnectorConfig, timeout: float = 2.0) -> dict[str, Any] 
                 "task": str(tasks[0]["state"]) if tasks else None, "from": url}
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def transactions_behind(replica: Position, committed: Position) -> int:
+    """How many transactions the replica has applied that the committed position lacks."""
+    if isinstance(replica, GtidSet) and isinstance(committed, GtidSet):
+        return len(replica.subtract(committed))
+    if isinstance(replica, MariaDbGtidPos) and isinstance(committed, MariaDbGtidPos):
+        # Sequence numbers grow by one per transaction within a domain (gtid_strict_mode).
+        return sum(max(0, g.seq - (c.seq if (c := committed.get(g.domain)) else 0))
+                   for g in replica)
+    raise TypeError(f"positions of two flavours: {replica!r}, {committed!r}")
 
 
 def collect_status(config: ConnectorConfig) -> dict[str, Any]:
@@ -70,10 +82,18 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
         settings["password"] = settings.pop("passwd")
         conn = pymysql.connect(**settings, connect_timeout=5)
         with conn.cursor() as cur:
-            status["replica_gtids"] = str(server_flavour(cur).current_position(cur))
+            flavour = server_flavour(cur)
+            replica = flavour.current_position(cur)
         conn.close()
+        status["replica_gtids"] = str(replica)
+        try:  # None for offsets without gtids (Debezium's file/pos) or of another server
+            status["replica_behind"] = transactions_behind(
+                replica, flavour.position(committed.gtids)) if committed.gtids else None
+        except (ValueError, TypeError):
+            status["replica_behind"] = None
     except pymysql.MySQLError as exc:
         status["replica_gtids"] = f"unreachable ({exc.args[-1] if exc.args else exc})"
+        status["replica_behind"] = None
     return status
 
 
@@ -88,7 +108,9 @@ def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
         return 0
     print(f"  streaming position: gtids={status['gtids']} file={status['file']} "
           f"pos={status['pos']}")
-    print(f"  replica position:   gtids={status.get('replica_gtids')}")
+    behind = status.get("replica_behind")
+    print(f"  replica position:   gtids={status.get('replica_gtids')}"
+          + ("" if behind is None else f" ({behind} transactions not yet streamed)"))
     active = status.get("active")
     if active:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(active["since"]))

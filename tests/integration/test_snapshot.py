@@ -276,10 +276,19 @@ def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker
     signal(proc, "pause-snapshot")
     proc.wait_log("snapshot paused")
     assert proc.stop() == 0
+    for n in range(3):  # the lag status reports: three transactions the replica has, not Kafka
+        source.primary.execute(f"INSERT INTO {db}.slow VALUES ({30_000 + n}, 0, 'late', 0)")
+    source.wait_synced()
     status = subprocess.run([sys.executable, "-m", "connector.cli", "status", "--config",
                              str(proc.config_path), "--json"], capture_output=True, text=True,
                             timeout=60, check=True)
     report = json.loads(status.stdout)
+    assert report["replica_behind"] == 3
+    text = subprocess.run([sys.executable, "-m", "connector.cli", "status", "--config",
+                           str(proc.config_path)], capture_output=True, text=True, timeout=60,
+                          check=True).stdout
+    assert f"replica position:   gtids={report['replica_gtids']} (3 transactions not yet " \
+           "streamed)" in text
     assert report["snapshot"]["paused"] is True
     assert f"{db}.slow:" in report["snapshot"]["tables"][0]
     assert "rows/s" in report["snapshot"]["tables"][0]

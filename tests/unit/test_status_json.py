@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from connector.config import parse_config
+from connector.gtid import GtidSet, MariaDbGtidPos
 from connector.snapshot.progress import TableProgress
-from connector.status import rest_state
+from connector.status import rest_state, transactions_behind
 
 BASE: dict[str, Any] = {"database.hostname": "127.0.0.1", "database.user": "cdc",
                         "database.server.id": "5400", "topic.prefix": "shop",
@@ -68,3 +69,14 @@ def test_status_reports_the_state_the_rest_api_gives(connect_port: int) -> None:
     assert rest_state(parse_config({"name": "shop", "config": BASE})) is None  # no rest.port
     other = parse_config({"name": "other", "config": {**BASE, "rest.port": str(connect_port)}})
     assert rest_state(other) is None  # a 404: not this connector
+
+
+def test_lag_is_the_transactions_the_replica_has_and_the_offsets_lack() -> None:
+    """MariaDB: sequence numbers per domain (a new domain counts whole); MySQL: set difference."""
+    assert transactions_behind(MariaDbGtidPos.parse("0-1-120,7-2-5"),
+                               MariaDbGtidPos.parse("0-1-100")) == 25
+    assert transactions_behind(MariaDbGtidPos.parse("0-1-100"),
+                               MariaDbGtidPos.parse("0-1-100")) == 0
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    assert transactions_behind(GtidSet.parse(f"{uuid}:1-50:60-70"),
+                               GtidSet.parse(f"{uuid}:1-40")) == 21
