@@ -7,6 +7,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -172,6 +174,14 @@ def test_pause_holds_position_and_resume_loses_nothing(mariadb: MariaDbPair, bro
         assert committed_offsets(broker, doc)["gtids"] == before["gtids"]
         assert client.get(f"/connectors/{name}/offsets").body["offsets"][0]["offset"][
             "gtids"] == before["gtids"]
+        # `gtidmark status --json` tells the same: the REST API's state, 50 transactions behind.
+        report = json.loads(subprocess.run(
+            [sys.executable, "-m", "connector.cli", "status", "--json", "--config",
+             str(conn.config_path)], capture_output=True, text=True, timeout=60,
+            check=True).stdout)
+        assert (report["state"]["connector"], report["state"]["task"]) == (
+            "PAUSED", status["tasks"][0]["state"])
+        assert report["replica_behind"] == 50
         assert client.call("PUT", f"/connectors/{name}/resume").status == 202
         client.wait_state(name, "RUNNING")
         events = wait_events(broker, db, 100)
