@@ -385,6 +385,9 @@ def load_config(path: str | Path) -> ConnectorConfig:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:  # JSON is UTF-8 (RFC 8259); e.g. a Latin-1 password
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                          f"{exc.start}); save the file as UTF-8") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -127,6 +127,19 @@ def test_run_with_bad_file_exits_2(tmp_path: Path, content: str, expected: str) 
     assert "hunter2" not in result.stderr + result.stdout
 
 
+def test_a_file_that_is_not_utf8_exits_2_with_one_line(tmp_path: Path) -> None:
+    """A Latin-1 password (0xe9, é) was a UnicodeDecodeError traceback and exit 1."""
+    path = tmp_path / "connector.json"
+    path.write_bytes(json.dumps(doc()).replace("hunter2", "hunt\u00e9r").encode("latin-1"))
+    offset = path.read_bytes().index(b"\xe9")
+    for args in (["run", "--config", str(path)], ["status", "--config", str(path)],
+                 ["signal", "--config", str(path), "pause-snapshot"]):
+        result = run_cli(*args)
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [
+            f"error: {path}: not UTF-8 text (byte 0xe9 at offset {offset}); save the file as UTF-8"]
+
+
 def test_missing_file_exits_2(tmp_path: Path) -> None:
     result = run_cli("status", "--config", str(tmp_path / "nope.json"))
     assert result.returncode == 2 and "cannot read" in result.stderr
