@@ -94,6 +94,9 @@ def read_settings_file(path: str, flag: str) -> dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"{flag}: cannot read {path} ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{flag}: {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+                         f"at offset {exc.start}); save it as UTF-8") from None
     if text.lstrip().startswith("{"):
         try:
             doc = json.loads(text)

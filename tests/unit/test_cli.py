@@ -87,3 +87,17 @@ def test_run_names_an_unreachable_database_and_kafka_at_once(tmp_path: Path) -> 
          "database.port): connection refused"),
         (f"error: cannot reach Kafka at 127.0.0.1:{kafka_port} (bootstrap.servers): "
          "connection refused")]
+
+
+@pytest.mark.parametrize("flag", ["--kafka-config", "--catalog-config"])
+def test_spark_apply_settings_file_not_utf8_is_one_line_and_exit_2(tmp_path: Path,
+                                                                  flag: str) -> None:
+    """A Latin-1 secret (0xe9) was a UnicodeDecodeError traceback and exit 1."""
+    path = tmp_path / "settings.properties"
+    path.write_bytes("sasl.password=s\u00e9cret\n".encode("latin-1"))
+    result = run_cli("spark-apply", "--once", "--topic-pattern", r"shop\..+",
+                     "--bootstrap-servers", "127.0.0.1:9", "--warehouse", str(tmp_path / "wh"),
+                     flag, str(path))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: {flag}: {path} is not UTF-8 text (byte 0xe9 at offset 15); save it as UTF-8"]
