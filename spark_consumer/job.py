@@ -177,6 +177,7 @@ class Job:
                 by_table.setdefault(self.table_for(rng.topic), []).append(rng)
         tables = sorted(by_table.items(), key=lambda kv: str(kv[0]))
         states = {ref: self._state(ref) for ref, _ in tables}
+        self.column_ddl.refresh(r.topic for r in ranges)
         for ref, _ in tables:
             self.sides.setdefault(ref, side_results(self.spark))
         # Each table runs its own Spark jobs: run together, they share the cores as the
