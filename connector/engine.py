@@ -11,6 +11,8 @@ import threading
 import time
 import traceback
 
+import pymysql
+
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
@@ -44,6 +46,7 @@ from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
+from connector.start_checks import database_failure
 from connector.start_position import replica_connection, start_position
 from signals.channel import SignalChannel
 
@@ -156,7 +159,8 @@ class Engine:
             # epoch now. Back to standby, as a leader fenced later would.
             return self._step_down(exc, "")
         except Exception as exc:  # noqa: BLE001 - one line for the operator, exit 1
-            line = " ".join(str(exc).split())
+            line = database_failure(self.config, exc) if isinstance(exc, pymysql.MySQLError) \
+                else " ".join(str(exc).split())
             if self.retry_start:
                 log.warning("cannot start yet: %s; standby, trying again in %.0fs", line,
                             START_RETRY_S)
