@@ -18,7 +18,8 @@ LOGGER = logging.getLogger("gtidmark.kafka")
 REMIND_S = 300.0  # a failure still going on is a warning again after this long
 
 _BROKER = re.compile(r"^(?:\[thrd:[^\]]*\]: )?(?P<broker>\S+?): (?P<text>.*)$")
-_AFTER = re.compile(r"\s*\(after \d+ms in state \w+[^)]*\)\s*$")
+# "(after 0ms in state CONNECT)", also "(after ..., 1 identical error(s) suppressed)"
+_AFTER = re.compile(r"\s*\(after \d+ms in state \w+.*\)\s*$")
 _lock = threading.Lock()
 _warned: dict[tuple[str, str], float] = {}  # (broker address, reason) -> when warned
 _reasons: dict[str, str] = {}  # broker address -> its latest connection failure

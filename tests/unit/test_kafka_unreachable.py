@@ -88,3 +88,14 @@ def test_a_planning_request_that_fails_names_itself(closed_port: int) -> None:
         resolve_topics(conf, None, r"shop\..+", timeout=0.5)
     with pytest.raises(KafkaRequestFailed, match=r"^topic shop\.shop\.t from Kafka at "):
         partitions_of(conf, ["shop.shop.t"], timeout=0.5)
+
+
+def test_a_failure_with_suppressed_repeats_has_the_same_reason() -> None:
+    """librdkafka's "(after 0ms in state CONNECT, 1 identical error(s) suppressed)" tail is
+    cut like the plain one: the error line once ended with it."""
+    line = ("[thrd:kafka2:9092/bootstrap]: kafka2:9092/bootstrap: Connect to ipv4#10.0.0.6:9092 "
+            "failed: Connection refused (after 0ms in state CONNECT, 1 identical error(s) "
+            "suppressed)")
+    KafkaLog(logging.getLogger("test.kafka_log")).log(logging.ERROR, "%s [%s] %s", "FAIL",
+                                                      "rdkafka#consumer-1", line)
+    assert connection_failure("kafka2:9092") == "Connection refused"
