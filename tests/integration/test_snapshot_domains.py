@@ -11,22 +11,27 @@ from another server (offsets written while reading it): the same loop there.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pymysql
 
+from connector.config import parse_config
 from connector.flavours import MYSQL
 from connector.gtid import GtidSet, MariaDbGtidPos
+from connector.offsets import offset_key
 from connector.snapshot.window import ChunkWindow
-from tests.connector_tools import ConnectorProcess
+from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_snapshot import Writer, compare, make_table, proc_doc, signal, start
-from tests.integration.test_streaming import wait_caught_up
+from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_tools import create_topic, produce
 from tests.mysql_services import MySqlPair
 from tests.services import Broker, MariaDbPair, ServiceError
 
 LOCAL_DOMAIN = 77  # not the replication's (0): strict mode would stop the applier there
 ROWS = 5_000
+SMALL_ROWS = 1_000
 SNAPSHOT_SECONDS = 60  # 10 chunks of 500 rows; a few seconds on a quiet machine
 
 
@@ -89,3 +94,50 @@ def test_mysql_low_watermark_covers_gtids_of_a_position_the_replica_never_had(
     assert isinstance(low, GtidSet) and isinstance(high, GtidSet)
     assert ChunkWindow("d.t", {}, low, high).safe_to_open(streamed), (low, streamed)
     assert not high.intersection(elsewhere)  # none of them is the replica's
+
+
+def test_snapshot_completes_from_a_hand_set_position_that_lacks_the_replicas_own_domain(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
+        connector: list[ConnectorProcess]) -> None:
+    """Offsets set by hand (a REST PATCH, a migrated Debezium offset) without the domain of
+    the replica's own writes in an earlier binlog file: the high watermark (gtid_binlog_pos)
+    holds that domain, so a stream that never brought its GTID would close no chunk window.
+    The server sends a domain the dump position lacks from its first event, so it does."""
+    db = unique_name
+    make_table(mariadb, db, SMALL_ROWS)
+    replica = mariadb.replica.root()
+    try:
+        with replica.cursor() as cur:
+            cur.execute(f"SET SESSION gtid_domain_id = {LOCAL_DOMAIN}")
+            cur.execute(f"ANALYZE TABLE {db}.big")  # the replica's own GTID, before the start
+            cur.execute("FLUSH BINARY LOGS")  # ... in an earlier binlog file than the start
+            cur.execute("SELECT @@global.gtid_binlog_pos")
+            binlog_pos = MariaDbGtidPos.parse(cur.fetchone()[0])
+    finally:
+        replica.close()
+    hand_set = ",".join(str(g) for g in binlog_pos if g.domain != LOCAL_DOMAIN)
+    doc = connector_document(mariadb, broker, db, incremental__snapshot__chunk__size="500")
+    config = parse_config(doc)
+    create_topic(broker.bootstrap, config.offsets_topic, 1, {"cleanup.policy": "compact"})
+    produce(broker.bootstrap, config.offsets_topic,
+            [(offset_key(config), json.dumps({"gtids": hand_set}).encode())])
+    proc = ConnectorProcess(doc, tmp_path)
+    connector.append(proc)
+    proc.start()
+    proc.wait_log("binlog stream open")
+    assert f"offsets written by Debezium: gtids={hand_set!r}" in proc.log()
+    signal(proc, "execute-snapshot", tables=[f"{db}.big"])
+    try:
+        proc.wait_log(f"snapshot of {db}.big complete", timeout=SNAPSHOT_SECONDS)
+    except ServiceError:
+        raise AssertionError(
+            f"the snapshot of {SMALL_ROWS} rows did not complete in {SNAPSHOT_SECONDS}s from "
+            f"a hand-set position {hand_set!r} without domain {LOCAL_DOMAIN} of the replica's "
+            f"binlog position {binlog_pos}: {proc.log()[-1500:]}") from None
+    wait_caught_up(mariadb, broker, proc_doc(proc))
+    reads = [e for e in compare(mariadb, broker, db, "big", ["id"]) if e["op"] == "r"]
+    assert len(reads) == SMALL_ROWS, len(reads)
+    committed = committed_offsets(broker, proc_doc(proc))
+    assert committed is not None
+    streamed = MariaDbGtidPos.parse(committed["gtids"])
+    assert streamed.covers(binlog_pos), (streamed, binlog_pos)  # the server sent domain 77
