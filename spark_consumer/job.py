@@ -10,7 +10,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
@@ -19,12 +18,15 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_consumer.column_ddl import ColumnDdl
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
+from spark_consumer.deadletter import DeadLetters
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
+from spark_consumer.lag import lag_records, newest_timestamps, table_lag
 from spark_consumer.layout import LayoutError, Layouts
 from spark_consumer.maintenance import Maintenance
 from spark_consumer.merge import merge_changes
+from spark_consumer.metrics import JobMetrics
 from spark_consumer.offsets import (
     OFFSETS_PROPERTY,
     PARTITIONS_PROPERTY,
@@ -92,12 +94,17 @@ class Job:
         self.current_ids: dict[str, str] = {}
         self.partition_counts: dict[TableRef, dict[str, int]] = {}
         self.batches = 0
-        self.dead_letters = 0
+        self.dead_letter = DeadLetters(opts.dead_letter)
         self.sides: dict[TableRef, Side] = {}
-        self._dead_letter_lock = threading.Lock()
+        self.commit_seconds: dict[TableRef, float] = {}  # of this batch's commits
+        self.metrics = JobMetrics(opts.metrics_port)
         self.layouts = Layouts(spark, opts.partition_by, opts.sort_by, opts.catalog_name,
                                opts.namespace)
         self.column_ddl = ColumnDdl(spark, self.kafka)
+
+    @property
+    def dead_letters(self) -> int:
+        return self.dead_letter.count
 
     def table_for(self, topic: str) -> TableRef:
         return table_for_topic(topic, self.opts.catalog_name, self.opts.namespace)
@@ -185,11 +192,12 @@ class Job:
         with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
             applied = list(pool.map(lambda n, t: self._table(t[0], t[1], states[t[0]], n),
                                     range(len(tables)), tables))
-        result = BatchResult()
+        result, newest = BatchResult(), newest_timestamps(self.kafka, ranges)
         for (ref, _), (meta, bad, merged) in zip(tables, applied, strict=True):
-            result.add(str(ref), meta, bad, merged)
-        result.lag = sum(max(0, ends[(r.topic, r.partition)] - r.end) for r in ranges)
-        result.seconds = time.monotonic() - began
+            lag = table_lag([r for r in ranges if self.table_for(r.topic) == ref], ends, newest)
+            result.add(str(ref), meta, bad, merged, lag, self.commit_seconds.pop(ref, 0.0))
+        result.lag, result.seconds = lag_records(ranges, ends), time.monotonic() - began
+        self.metrics.observe(result)
         return result
 
     def _table(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
@@ -222,7 +230,7 @@ class Job:
         rngs = cut_at(rngs, (m for m in meta if isinstance(m, KeyChange)))
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
-        self._dead_letter(bad)  # before the offsets that pass them are committed
+        self.dead_letter.write(bad)  # before the offsets that pass them are committed
         if state is None:
             # Nothing to create the table from (deletes only, or every record bad): the
             # job moves on; without a table to commit to, a restart reads them again.
@@ -301,13 +309,14 @@ class Job:
         ids = dict(self.topic_ids.get(ref, {}))
         ids.update({r.topic: self.current_ids[r.topic] for r in rngs
                     if r.topic in self.current_ids})
-        props = self._summary(ref, offsets, ids)
+        props, began = self._summary(ref, offsets, ids), time.monotonic()
         if merge:
             log.info("table %s: MERGE started", ref)
             with commit_properties(self.spark, props):
                 merge_changes(self.spark, state, source, view)
         if committed_summary(self.spark, str(ref)) != props:
             commit_offsets_only(self.spark, str(ref), props)
+        self.commit_seconds[ref] = time.monotonic() - began
         self.offsets[ref] = offsets
         self.topic_ids[ref] = ids
 
@@ -337,16 +346,6 @@ class Job:
         self.tables[ref] = state
         return state
 
-    def _dead_letter(self, bad: list[BadRecord]) -> None:
-        if not bad:
-            return
-        with self._dead_letter_lock, open(self.opts.dead_letter, "a", encoding="utf-8") as out:
-            self.dead_letters += len(bad)
-            out.writelines(record.to_json() + "\n" for record in bad)
-        for record in bad:
-            log.warning("bad record %s[%d]@%d: %s (dead-lettered to %s)", record.topic,
-                        record.partition, record.offset, record.reason, self.opts.dead_letter)
-
 
 _stop = False
 
@@ -367,7 +366,8 @@ def run(job: Job) -> None:
         if job.opts.once and targets is None:
             targets = ends
         if any(r.size for r in ranges):
-            log.info(job.run_batch(ranges, ends).line(job.batches))
+            for line in job.run_batch(ranges, ends).lines(job.batches):
+                log.info(line)
         elif job.opts.once:
             log.info("caught up: %d batches, %d dead-lettered records", job.batches,
                      job.dead_letters)

@@ -58,6 +58,7 @@ class JobOptions:
     spark_conf: dict[str, str] = field(default_factory=dict)
     kafka_conf: dict[str, str] = field(default_factory=dict, repr=False)
     log_level: str = "INFO"
+    metrics_port: int | None = None  # Prometheus endpoint; off by default
     restart_topics: frozenset[str] = frozenset()
     partitions_added: frozenset[str] = frozenset()
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # --key DB.TABLE -> columns
@@ -216,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     maintenance_options.add_arguments(p)
     p.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve Prometheus metrics on this port (default: off)")
     return p
 
 
@@ -236,6 +239,8 @@ def parse_options(argv: list[str]) -> JobOptions:
         raise UsageError("--max-offsets-per-batch: must be >= 0")
     if args.trigger_interval <= 0:
         raise UsageError("--trigger-interval: must be > 0 seconds")
+    if args.metrics_port is not None and not 0 < args.metrics_port < 65536:
+        raise UsageError("--metrics-port: must be 1-65535")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.catalog_name):
         raise UsageError(f"--catalog-name: not an identifier: {args.catalog_name!r}")
     try:
@@ -253,6 +258,7 @@ def parse_options(argv: list[str]) -> JobOptions:
         jars=_csv(args.jars), packages=_csv(args.packages), local_jars=not args.no_local_jars,
         master=args.master, spark_conf=_pairs(args.spark_conf, "--spark-conf"),
         kafka_conf=_kafka_conf(args), log_level=args.log_level,
+        metrics_port=args.metrics_port,
         keys=_keys(args.key), restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),
         decimal_columns=_decimal_hints(args.decimal_column), partition_by=partition_by,

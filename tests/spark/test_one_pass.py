@@ -125,13 +125,13 @@ def test_a_bad_record_alone_stops_the_one_pass_merge_and_is_dead_lettered_before
     produce(broker.bootstrap, changes.topic,
             [changes.upsert("u", {"id": 1, "v": "b1"}), bad_op(changes, 5)])
     committed: list[int] = []
-    dead_letter = job._dead_letter
+    dead_letter = job.dead_letter.write
 
     def noted(bad: list[Any]) -> None:
         committed.append(len(snapshots(spark, table)))  # commits before dead-lettering
         dead_letter(bad)
 
-    job._dead_letter = noted  # type: ignore[method-assign]
+    job.dead_letter.write = noted  # type: ignore[method-assign]
     result, stopped = next_batch(job, caplog)
 
     assert stopped == 1
