@@ -6,6 +6,7 @@ A wrong database port used to show only after a 30 s wait on Kafka, as a raw pym
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,10 @@ from connector.preflight import check_server
 # CR_CONN_HOST_ERROR, CR_UNKNOWN_HOST, CR_SERVER_LOST).
 _UNREACHABLE = {2002, 2003, 2005, 2013}
 _DENIED = {1044, 1045, 1698}
+# pymysql's text: "Can't connect to MySQL server on 'host' (<the socket or TLS error>)".
+_CANT_CONNECT = re.compile(r"Can't connect to \w+ server on \S+ \((?P<why>.*)\)$",
+                           re.DOTALL)
+_ERRNO = re.compile(r"^\[Errno -?\d+\] ")
 
 
 class ServicesUnreachable(RuntimeError):
@@ -37,7 +42,8 @@ def database_failure(config: ConnectorConfig, exc: Exception) -> str:
     text = str(exc.args[-1]) if exc.args else str(exc)
     where = f"the database at {config.hostname}:{config.port}"
     if code in _UNREACHABLE:
-        reason = text.rsplit("(", 1)[-1].rstrip(")").split("] ", 1)[-1] if "(" in text else text
+        found = _CANT_CONNECT.match(text)
+        reason = _ERRNO.sub("", found["why"] if found else text)
         return (f"cannot reach {where} (database.hostname, database.port): "
                 f"{reason[:1].lower()}{reason[1:]}")
     if code in _DENIED:
