@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pyspark.sql import SparkSession
 
 from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.planner import OffsetRange, resolve_topics, true_ends
+from spark_consumer.planner import OffsetRange, low_watermarks, resolve_topics, true_ends
 from spark_consumer.reader import read_range
 from spark_consumer.tables import (
     CONVERSIONS_PROPERTY,
@@ -81,9 +81,7 @@ def follow_schema_change(tables: dict[tuple[str, str], list[ColumnEvent]],
     """Note the column events of one schema-change record (JSON, with or without schemas);
     its tableChanges name the table (Debezium's may lack the columns: gtidmark's do for a
     table it never saw declared), its DDL the columns."""
-    if not value:
-        return
-    doc = json.loads(value)
+    doc = _json(value)
     payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
     if not isinstance(payload, dict):
         return
@@ -109,14 +107,14 @@ class ColumnChange:
 def pending(state: TableState, events: list[ColumnEvent] | None) -> list[ColumnChange]:
     """The table columns the source renamed or dropped since, each with its new name; one
     dropped and added again is not (nor a key column: that is a key change)."""
-    have = {c.name for c in state.columns}
+    have = {c.name.lower() for c in state.columns}  # MySQL's column names ignore case
     out = []
     for column in (c.name for c in state.columns):
         if column in state.key_columns:
             continue
         name, gone = column, False
         for event in events or []:
-            if event.column != name:
+            if event.column.lower() != name.lower():
                 continue
             if event.kind == "rename" and not gone and event.new is not None:
                 name = event.new
@@ -125,15 +123,24 @@ def pending(state: TableState, events: list[ColumnEvent] | None) -> list[ColumnC
         if gone:
             out.append(ColumnChange(column, None))
         elif name != column:
-            out.append(ColumnChange(column, None if name in have else name))
+            out.append(ColumnChange(column, None if name.lower() in have else name))
     return out
+
+
+def _json(value: bytes | None) -> object:
+    """A record's JSON document; None for a tombstone or a record that is not JSON (the
+    decoder dead-letters such a change record; a schema change then says nothing)."""
+    if not value:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def _image(value: bytes | None) -> dict[str, object] | None:
     """A change record's row image (`after`, else `before`); None for a tombstone."""
-    if not value:
-        return None
-    doc = json.loads(value)
+    doc = _json(value)
     payload = doc.get("payload", doc) if isinstance(doc, dict) and "schema" in doc else doc
     image = payload.get("after") or payload.get("before") if isinstance(payload, dict) else None
     return image if isinstance(image, dict) else None
@@ -200,7 +207,9 @@ class ColumnDdl:
         for prefix in sorted(prefixes):
             if not resolve_topics(self.kafka, None, re.escape(prefix)):
                 continue  # no schema-change topic: columns are only ever added
-            start = self._read.get(prefix, 0)
+            start = self._read.get(prefix)
+            if start is None:  # retention may have deleted the topic's first records
+                start = low_watermarks(self.kafka, [(prefix, 0)])[(prefix, 0)]
             end = true_ends(self.kafka, [(prefix, 0)]).get((prefix, 0), 0)
             for _, _, _, _, value in read_range(self.kafka, OffsetRange(prefix, 0, start, end)):
                 follow_schema_change(self._tables, value)
@@ -214,6 +223,8 @@ class ColumnDdl:
             return state, rngs
         parts = rngs[0].topic.split(".")
         source = self._tables.get((parts[-2], parts[-1])) if len(parts) >= 3 else None
+        if not source:
+            return state, rngs  # no drop or rename known: no record needs reading here
         while True:
             now = state
             if now is None:  # the table will be created from the first records: as they are

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
+import pytest
+
+from spark_consumer import column_ddl
 from spark_consumer.column_ddl import (
     ColumnChange,
+    ColumnDdl,
     ColumnEvent,
     column_events,
     follow_schema_change,
@@ -50,3 +56,50 @@ def test_a_rename_whose_target_the_table_already_has_is_a_drop_and_key_columns_s
     events = [ColumnEvent("rename", "a", "b"), ColumnEvent("drop", "id")]
     assert pending(state("id", "a", "b"), events) == [ColumnChange("a", None)]
     assert pending(state("id", "a"), None) == []
+
+
+def test_a_drop_or_rename_spelled_in_another_case_is_followed() -> None:
+    tables: dict[tuple[str, str], list[ColumnEvent]] = {}
+    follow_schema_change(tables, record("ALTER TABLE orders DROP COLUMN A, "
+                                        "RENAME COLUMN B TO c"))
+    # MySQL's column names ignore case: before, `A` and `B` named no column of the table.
+    assert pending(state("id", "a", "b"), tables[("shop", "orders")]) == [
+        ColumnChange("a", None), ColumnChange("b", "c")]
+
+
+def test_a_schema_change_record_that_is_not_json_is_skipped() -> None:
+    tables: dict[tuple[str, str], list[ColumnEvent]] = {}
+    follow_schema_change(tables, b"\x00\x00\x00\x00\x01avro")  # raised ValueError before
+    follow_schema_change(tables, record("ALTER TABLE orders DROP COLUMN a"))
+    assert tables == {("shop", "orders"): [ColumnEvent("drop", "a")]}
+
+
+def test_the_schema_change_topic_is_first_read_from_its_low_watermark(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retention deletes a schema-change topic's oldest records; reading from offset 0
+    then failed every start (the reader's auto.offset.reset is error)."""
+    reads: list[tuple[int, int]] = []
+
+    def read_range(_kafka: dict[str, str], rng: Any) -> Iterator[tuple[Any, ...]]:
+        reads.append((rng.start, rng.end))
+        return iter([])
+
+    monkeypatch.setattr(column_ddl, "resolve_topics", lambda *_a: ["shop"])
+    monkeypatch.setattr(column_ddl, "low_watermarks", lambda _k, tps: {tps[0]: 40})
+    monkeypatch.setattr(column_ddl, "true_ends", lambda _k, tps: {tps[0]: 50})
+    monkeypatch.setattr(column_ddl, "read_range", read_range)
+    ddl = ColumnDdl(spark=None, kafka={})  # type: ignore[arg-type]
+    ddl.refresh(["shop.shop.orders"])
+    ddl.refresh(["shop.shop.orders"])
+    assert reads == [(40, 50), (50, 50)]
+
+
+def test_a_change_record_that_is_not_json_is_passed_over_for_the_decoder(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Left to the decoder, which dead-letters it; it stopped the job here before."""
+    after = json.dumps({"before": None, "after": {"id": 1, "v": 2}, "op": "c"}).encode()
+    monkeypatch.setattr(column_ddl, "read_range", lambda _k, _r: iter(
+        [("t", 0, 0, None, b"not json"), ("t", 0, 1, None, after)]))
+    rng = column_ddl.OffsetRange("p.shop.orders", 0, 0, 2)
+    assert column_ddl.first_columns({}, rng) == ["id", "v"]
+    assert column_ddl.first_without({}, rng, "w") == 1
