@@ -101,7 +101,11 @@ class Supervisor:
         try:
             # Both services at once, every failure named, before any wait on either.
             check_services(self.config, lambda: replica_connection(self.config))
+            if self._stopped_while_starting():
+                return 0
             self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
+            if self._stopped_while_starting():
+                return 0
             self.lease = join_group(self.config)
             return self._supervise()
         except LeaseUnavailable:
@@ -109,6 +113,12 @@ class Supervisor:
         finally:
             if self.lease is not None:
                 self.lease.close()
+
+    def _stopped_while_starting(self) -> bool:
+        """A SIGTERM during a start step (each may wait up to 30 s) ends the run after it."""
+        if self.stopping.is_set():
+            log.info("stopped before streaming started")
+        return self.stopping.is_set()
 
     def _supervise(self) -> int:
         state: State = "RUNNING"

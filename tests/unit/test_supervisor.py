@@ -84,3 +84,16 @@ def test_a_stop_before_a_step_down_exits_0_without_another_engine(
     monkeypatch.setattr(lifecycle, "Engine", then_stop)
     assert supervisor._supervise() == 0
     assert len(engines.built) == 1
+
+
+def test_a_stop_during_the_start_checks_exits_0_before_the_next_step(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    supervisor = lifecycle.Supervisor(CONFIG)
+    monkeypatch.setattr(lifecycle, "check_services",
+                        lambda *_a: supervisor.request_stop())  # SIGTERM while checking
+
+    def no_next_step(*_a: Any) -> Any:
+        raise AssertionError("the start went on after the stop")
+    monkeypatch.setattr(lifecycle, "read_launch_point", no_next_step)
+    monkeypatch.setattr(lifecycle, "join_group", no_next_step)
+    assert supervisor.run() == 0
