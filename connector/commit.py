@@ -1,8 +1,10 @@
 """The one sequence that moves the committed offsets: note, check leadership, write acked.
 
 A state is noted at the sink's mark (the records produced before it), and written to the
-offsets topic only once Kafka acknowledged all of those records, by an instance that still
-leads. The start, the main loop, a paused connector and the shutdown all commit this way.
+offsets topic only once Kafka acknowledged all of those records. The main loop and a
+paused connector check leadership first (`leading_at`); every record carries its writer's
+epoch, so one written by a fenced leader is ignored on load. The start, the main loop, a
+paused connector and the shutdown all commit this way.
 """
 
 from __future__ import annotations
