@@ -146,9 +146,9 @@ class Dispatcher:
         if tx.gaps and not tx.partial:
             self._gaps(tx)
         if tx.created is not None:
-            self._apply_ddl(tx, before, tx.created.ddl, tx.created)
+            self._apply_ddl(tx, before, tx.created)
         if tx.ddl is not None:
-            self._apply_ddl(tx, before, tx.ddl)
+            self._apply_ddl(tx, before)
         else:
             if tx.changes:
                 self._apply_rows(tx)
@@ -281,9 +281,10 @@ class Dispatcher:
                                                       count, per_table)
         self._sink.send(topic, key, value)
 
-    def _apply_ddl(self, tx: Transaction, before: Position, ddl: str,
+    def _apply_ddl(self, tx: Transaction, before: Position,
                    inner: InnerDdl | None = None) -> None:
-        """`ddl` is the transaction's one statement, or `inner`'s: a DDL inside BEGIN..COMMIT."""
+        """The transaction's one statement, or `inner`: a DDL inside BEGIN..COMMIT."""
+        ddl = (tx.ddl or "") if inner is None else inner.ddl
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
         self._follow_create_like(ddl, change, tx.db)
