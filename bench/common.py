@@ -54,8 +54,8 @@ from connector.gcpolicy import tune_for_streaming
 from connector.gtid import Gtid, Position
 from connector.kafka import TopicAdmin
 from connector.logs import configure_logging
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from connector.sink import PRODUCER_DEFAULTS
 from tests.connector_tools import SourcePair, connector_document
 from tests.kafka_tools import consume_all, create_topic

@@ -45,7 +45,7 @@ from connector.demo_sources import (
 )
 from connector.flavours import Flavour, flavour_named
 from connector.gtid import Position
-from connector.offsets import read_committed
+from connector.offsets.store import read_committed
 
 PREFIX = "demo"
 _START = time.monotonic()

@@ -18,21 +18,8 @@ from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.transactions import Transaction
 from connector.catalog import Catalog
-from connector.commit import Committer
 from connector.config import ConfigError, ConnectorConfig
-from connector.dispatcher import CaptureFailed, Dispatcher
-from connector.events.envelope import EventEncoder
-from connector.filters import TableFilter
-from connector.flavours import MARIADB, Flavour, flavour_named
-from connector.gtid import Position
-from connector.kafka import TopicAdmin
-from connector.launch import LaunchPoint
-from connector.leadership import Leadership, SteppedDown
-from connector.lease import Lease
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
-from connector.preflight import check_server
-from connector.rest.control import (
+from connector.control import (
     Command,
     CommandRefused,
     EngineControl,
@@ -40,7 +27,20 @@ from connector.rest.control import (
     SnapshotView,
     stop_first,
 )
-from connector.signal_progress import act_on_signals
+from connector.dispatcher import CaptureFailed, Dispatcher
+from connector.events.envelope import EventEncoder
+from connector.filters import TableFilter
+from connector.flavours import MARIADB, Flavour, flavour_named
+from connector.gtid import Position
+from connector.kafka import TopicAdmin
+from connector.launch import LaunchPoint
+from connector.leadership.fencing import Leadership, SteppedDown
+from connector.leadership.lease import Lease
+from connector.offsets.commit import Committer
+from connector.offsets.signal_mark import act_on_signals
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
+from connector.preflight import check_server
 from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
@@ -207,7 +207,7 @@ class Engine:
         self._build(self.config.with_server_flavour(flavour.name))
         self.offsets.open(self.admin)
         stored, newest_epoch = self.offsets.load()
-        # Every start writes in a new epoch, leased or not (connector/offsets_log.py): only
+        # Every start writes in a new epoch, leased or not (connector/offsets/resume.py): only
         # the newest epoch's first writer counts on load.
         self.leadership.begin(newest_epoch)
         if self.lease is not None:

@@ -21,7 +21,7 @@ def run_connector(config: ConnectorConfig) -> int:
         supervisor = Supervisor(config)
         stop_on_signals(supervisor, logging.getLogger("gtidmark"))
         return supervisor.run()
-    from connector.rest.control import EngineControl
+    from connector.control import EngineControl
     from connector.rest.server import RestServer
 
     control = EngineControl()

@@ -65,7 +65,7 @@ def ha_producer(settings: dict[str, str], session_timeout_ms: int) -> dict[str, 
 
 
 class SendGuard(Protocol):
-    """Asked before a record is queued after a quiet spell (`connector.leadership`)."""
+    """Asked before a record is queued after a quiet spell (`connector.leadership.fencing`)."""
 
     @property
     def guard_after(self) -> float: ...

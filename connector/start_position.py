@@ -13,7 +13,7 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.flavours import Flavour
 from connector.gtid import Position
 from connector.launch import LaunchPoint
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.value import ConnectorOffsets
 from connector.snapshot.session import READ_TIMEOUT_S, SNAPSHOT_SESSION_INIT
 
 log = logging.getLogger("gtidmark")

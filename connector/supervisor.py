@@ -14,13 +14,7 @@ import logging
 import threading
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.engine import STEPPED_DOWN, Engine
-from connector.kafka import TopicAdmin
-from connector.launch import LaunchPoint, read_launch_point
-from connector.lease import Lease
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
-from connector.rest.control import (
+from connector.control import (
     NOT_LEADING,
     Command,
     CommandRefused,
@@ -29,6 +23,12 @@ from connector.rest.control import (
     State,
     stop_first,
 )
+from connector.engine import STEPPED_DOWN, Engine
+from connector.kafka import TopicAdmin
+from connector.launch import LaunchPoint, read_launch_point
+from connector.leadership.lease import Lease
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from connector.start_checks import check_services
 from connector.start_position import replica_connection
 from signals.channel import ensure_signal_topic, signal_client_settings

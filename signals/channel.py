@@ -4,7 +4,7 @@ The connector keeps `next_offset` in its own offsets (not in consumer-group comm
 signal is acted on exactly once across restarts. On a first start (no stored offset) the
 channel starts at the topic's current end: signals sent before the connector ever ran are
 not replayed (pass `from_beginning=True` to read them). A signal the last run was acting on
-when it ended (`unfinished`, see connector/signal_progress.py) is skipped in one line.
+when it ended (`unfinished`, see connector/offsets/signal_mark.py) is skipped in one line.
 """
 
 from __future__ import annotations

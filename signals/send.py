@@ -163,7 +163,7 @@ def send_from_args(config: ConnectorConfig, args: argparse.Namespace) -> int:
 
 def _ever_committed(config: ConnectorConfig) -> bool:
     """Whether an instance of the connector ever committed offsets (True if unknown)."""
-    from connector.offsets import read_resume_point
+    from connector.offsets.store import read_resume_point
 
     try:
         found = read_resume_point(config)

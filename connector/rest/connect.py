@@ -11,8 +11,8 @@ from typing import Any
 
 from connector import __version__
 from connector.config import ConnectorConfig, redact
-from connector.offsets_value import ConnectorOffsets
-from connector.rest.control import EngineView, State
+from connector.control import EngineView, State
+from connector.offsets.value import ConnectorOffsets
 
 TASK_ID = 0
 CONNECTOR_TYPE = "source"

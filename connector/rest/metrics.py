@@ -18,7 +18,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from connector.config import ConnectorConfig
-from connector.rest.control import EngineView
+from connector.control import EngineView
 
 # Names Debezium's dashboards query that are not exported, and why (README "Metrics").
 NOT_EXPORTED = {

@@ -21,16 +21,16 @@ from urllib.parse import unquote
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from connector.config import ConnectorConfig
-from connector.rest import connect
-from connector.rest.control import (
+from connector.control import (
     NOT_LEADING,
     CommandKind,
     CommandRefused,
     EngineControl,
     stop_first,
 )
+from connector.offsets.rest_body import BadBody, BadOffsets, parse_alter_offsets
+from connector.rest import connect
 from connector.rest.metrics import registry
-from connector.rest.offsets_body import BadBody, BadOffsets, parse_alter_offsets
 from signals.models import Signal, SignalRejected, parse_signal
 
 log = logging.getLogger("gtidmark.rest")

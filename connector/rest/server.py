@@ -19,9 +19,9 @@ from urllib.parse import parse_qs, urlsplit
 from confluent_kafka.admin import AdminClient
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.control import EngineControl
 from connector.rest import connect, connections
 from connector.rest.connections import CappedServer, DeadlineReader
-from connector.rest.control import EngineControl
 from connector.rest.gate import Refusal, admit
 from connector.rest.routes import Response, RestApp
 from signals.send import send_signal

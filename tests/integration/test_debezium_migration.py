@@ -15,7 +15,7 @@ import pytest
 from connector.config import parse_config
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import key_partition
-from connector.offsets import read_committed
+from connector.offsets.store import read_committed
 from tests.connector_tools import (
     SourcePair,
     connector_document,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from connector.config import parse_config
 from connector.flavours import MYSQL
-from connector.offsets import read_committed
+from connector.offsets.store import read_committed
 from tests.connector_tools import connector_document, streaming_connector
 from tests.integration.test_debezium_migration import debezium, lost_rows
 from tests.integration.test_streaming import committed_offsets, wait_caught_up

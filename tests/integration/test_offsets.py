@@ -18,9 +18,9 @@ from connector.config import parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos
 from connector.kafka import TopicAdmin, key_partition
-from connector.lease import Instance
-from connector.offsets import OffsetStore, OffsetsWriteFailed, read_committed
-from connector.offsets_value import ConnectorOffsets
+from connector.leadership.lease import Instance
+from connector.offsets.store import OffsetStore, OffsetsWriteFailed, read_committed
+from connector.offsets.value import ConnectorOffsets
 from connector.sink import Sink
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState

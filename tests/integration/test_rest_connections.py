@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from connector.config import parse_config
+from connector.control import EngineControl
 from connector.rest import connections
-from connector.rest.control import EngineControl
 from connector.rest.server import RestServer
 
 NAME = "conn-test"

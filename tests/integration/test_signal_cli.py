@@ -16,8 +16,8 @@ import signals.send
 from connector.cli import main
 from connector.config import parse_config
 from connector.kafka import TopicAdmin
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from signals.models import ExecuteSnapshot, PauseSnapshot
 from signals.send import build_signal, send_signal
 from tests.kafka_tools import consume_all, create_topic, decode_json, list_topics

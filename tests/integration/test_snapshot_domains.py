@@ -20,7 +20,7 @@ import pymysql
 from connector.config import parse_config
 from connector.flavours import MYSQL
 from connector.gtid import GtidSet, MariaDbGtidPos
-from connector.offsets import offset_key
+from connector.offsets.store import offset_key
 from connector.snapshot.window import ChunkWindow
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_snapshot import Writer, compare, make_table, proc_doc, signal, start

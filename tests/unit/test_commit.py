@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from connector.commit import Committer
 from connector.config import parse_config
-from connector.leadership import Leadership, SteppedDown
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
+from connector.leadership.fencing import Leadership, SteppedDown
+from connector.offsets.commit import Committer
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from connector.sink import Sink
 
 CONFIG = parse_config({"name": "shop-connector", "config": {

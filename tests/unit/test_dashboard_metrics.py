@@ -9,7 +9,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from connector.config import parse_config
-from connector.rest.control import EngineView
+from connector.control import EngineView
 from connector.rest.metrics import NOT_EXPORTED, registry
 from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress

@@ -12,7 +12,7 @@ import yaml
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from connector.rest.control import EngineView, SnapshotView
+from connector.control import EngineView, SnapshotView
 from connector.rest.metrics import registry
 from tests.unit.test_docker_files import DOCKER, STACKS, bind_mounts, compose, mounted_config
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.rest.control import EngineControl, EngineView
+from connector.control import EngineControl, EngineView
 from connector.rest.server import RestServer
 from tests.services import ServerProcess, wait_for
 from tests.unit.test_docker_files import DOCKER, REPO, STACKS, compose, mounted_config

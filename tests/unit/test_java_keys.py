@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
-from connector.java_keys import decode_java_key
+from connector.offsets.java_keys import decode_java_key
 
 # Runs in a child process: the JVM never lives in the pytest process.
 JAVA_SERIALIZER = """

@@ -7,8 +7,8 @@ import time
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from connector.leadership import Leadership, SteppedDown
-from connector.lease import Instance
+from connector.leadership.fencing import Leadership, SteppedDown
+from connector.leadership.lease import Instance
 
 
 class FakeLease:

@@ -1,4 +1,4 @@
-"""Which offsets record a start resumes from (connector/offsets_log.py): examples, and a
+"""Which offsets record a start resumes from (connector/offsets/resume.py): examples, and a
 model of leaders, zombies, REST resets, skewed clocks and old partitions."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.lease import Instance
-from connector.offsets_log import CLOSED, OffsetRecord, resume_point
-from connector.offsets_value import ConnectorOffsets
+from connector.leadership.lease import Instance
+from connector.offsets.resume import CLOSED, OffsetRecord, resume_point
+from connector.offsets.value import ConnectorOffsets
 
 A, B = Instance("a", 1, 1.0), Instance("b", 2, 2.0)
 

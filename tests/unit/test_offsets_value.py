@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.kafka import key_partition, murmur2
-from connector.lease import Instance
-from connector.offsets import parse_offsets
-from connector.offsets_value import ConnectorOffsets
+from connector.leadership.lease import Instance
+from connector.offsets.store import parse_offsets
+from connector.offsets.value import ConnectorOffsets
 from tests.unit.snapshot_strategies import states
 
 ints = st.integers(min_value=0, max_value=2**63 - 1)

@@ -10,7 +10,7 @@ import pytest
 
 from connector import supervisor as lifecycle
 from connector.config import parse_config
-from connector.rest.control import NOT_LEADING, CommandRefused, EngineControl, EngineView
+from connector.control import NOT_LEADING, CommandRefused, EngineControl, EngineView
 
 CONFIG = parse_config({"name": "c", "config": {
     "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",

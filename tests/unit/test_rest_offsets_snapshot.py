@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from connector.config import parse_config
 from connector.filters import TableFilter
-from connector.rest.offsets_body import BadOffsets, parse_alter_offsets
+from connector.offsets.rest_body import BadOffsets, parse_alter_offsets
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.requests import MAX_STATE_BYTES
 from connector.snapshot.state import SnapshotState

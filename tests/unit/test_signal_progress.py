@@ -14,8 +14,8 @@ from confluent_kafka import KafkaError
 
 import signals.channel as channel_module
 from connector.config import parse_config
-from connector.offsets_value import ConnectorOffsets
-from connector.signal_progress import act_on_signals
+from connector.offsets.signal_mark import act_on_signals
+from connector.offsets.value import ConnectorOffsets
 from signals.channel import ReceivedSignal, SignalChannel
 from signals.models import Log
 

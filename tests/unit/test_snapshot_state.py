@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given
 
-from connector.offsets import parse_offsets
+from connector.offsets.store import parse_offsets
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState
 from tests.unit.snapshot_strategies import states

@@ -5,6 +5,9 @@ The engine thread is the only one touching engine state: it publishes an immutab
 thread reads the latest view and puts commands; nothing else crosses. While the view is
 UNASSIGNED (a standby, or not started yet) commands are refused at once, never queued: one
 kept for later would act on whatever this instance leads next.
+
+Both sides import this module and neither imports the other: the engine never loads
+`connector.rest`, the HTTP package.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.value import ConnectorOffsets
 
 # Kafka Connect's connector/task states (AbstractStatus.State) this connector can be in.
 State = Literal["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"]

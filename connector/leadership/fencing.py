@@ -13,7 +13,7 @@ from typing import Protocol
 
 from confluent_kafka import KafkaException
 
-from connector.lease import Instance
+from connector.leadership.lease import Instance
 
 log = logging.getLogger("gtidmark")
 
@@ -23,7 +23,7 @@ class SteppedDown(RuntimeError):
 
 
 class HeldLease(Protocol):
-    """What leadership reads of `connector.lease.Lease`."""
+    """What leadership reads of `connector.leadership.lease.Lease`."""
 
     group: str
     grace_s: float
@@ -51,7 +51,7 @@ class Leadership:
         return self.lease.grace_s if self.lease is not None else float("inf")
 
     def begin(self, newest_epoch: int) -> None:
-        """Take the next epoch: every start writes in a new one (connector/offsets_log.py)."""
+        """Take the next epoch: every start writes in a new one (connector/offsets/resume.py)."""
         self.epoch = newest_epoch + 1
         self.instance = Instance.here()
 

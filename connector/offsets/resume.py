@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from connector.lease import Instance
-from connector.offsets_value import ConnectorOffsets, written_by_gtidmark
+from connector.leadership.lease import Instance
+from connector.offsets.value import ConnectorOffsets, written_by_gtidmark
 
 
 class _Closed:

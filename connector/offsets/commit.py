@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from connector.leadership import Leadership
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
+from connector.leadership.fencing import Leadership
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from connector.sink import Sink
 
 

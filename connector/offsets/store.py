@@ -4,7 +4,7 @@ Key: ["<name>", {"server": "<topic.prefix>"}]; value: a `ConnectorOffsets`. A re
 written only after every change event produced before it has been acknowledged (see
 `Checkpoint`). Records go to the partition Kafka Connect's Java producer would pick
 (murmur2 of the key), so a topic shared with Kafka Connect (25 partitions by default) keeps
-one place per connector; loading reads every partition and applies `offsets_log`'s rule.
+one place per connector; loading reads every partition and applies `resume`'s rule.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.debezium_offsets import from_debezium
 from connector.kafka import TopicAdmin, key_partition, read_all_partitions
-from connector.lease import Instance
-from connector.offsets_log import OffsetRecord, Resumed, resume_point
-from connector.offsets_value import ConnectorOffsets, written_by_gtidmark
+from connector.leadership.lease import Instance
+from connector.offsets.debezium import from_debezium
+from connector.offsets.resume import OffsetRecord, Resumed, resume_point
+from connector.offsets.value import ConnectorOffsets, written_by_gtidmark
 from connector.sink import DeliveryFailed, Sink
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class OffsetStore:
         return self.committed, found.epoch
 
     def epoch_holder(self) -> tuple[int, object]:
-        """The highest writer epoch on the topic now and its owner (`offsets_log.CLOSED`
+        """The highest writer epoch on the topic now and its owner (`resume.CLOSED`
         after a reset)."""
         found = read_resume_point(self._config)
         return found.epoch, found.owner

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from connector.config import ConnectorConfig
 from connector.filters import TableFilter
 from connector.flavours import position_of_either
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.value import ConnectorOffsets
 from connector.snapshot.requests import MAX_STATE_BYTES
 from connector.snapshot.state import SnapshotState
 from signals.models import SetThrottle, SignalRejected, signal_from_value
@@ -111,7 +111,7 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
                          "snapshot queue may not be")
 
 
-# The offsets value's integers (connector/offsets_value.py).
+# The offsets value's integers (connector/offsets/value.py).
 _NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "signal_in_progress",
             "epoch",
             "writer_pid")

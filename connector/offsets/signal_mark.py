@@ -21,8 +21,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from connector.offsets import OffsetStore
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.store import OffsetStore
+from connector.offsets.value import ConnectorOffsets
 from signals.channel import ReceivedSignal, SignalChannel
 
 log = logging.getLogger(__name__)

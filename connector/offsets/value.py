@@ -3,9 +3,9 @@
 Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
 `server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState` as a JSON string, null
 when none runs), `signal_offset`, `signal_in_progress` (present only while a signal is
-being acted on, or a start has still to skip one: connector/signal_progress.py), and the HA
+being acted on, or a start has still to skip one: connector/offsets/signal_mark.py), and the HA
 writer (`epoch`, `writer_host/pid/since`).
-A record written by Debezium has no `signal_offset` key; `connector.debezium_offsets`
+A record written by Debezium has no `signal_offset` key; `connector.offsets.debezium`
 translates those.
 """
 
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from connector.lease import Instance
+from connector.leadership.lease import Instance
 from connector.snapshot.state import SnapshotState
 
 

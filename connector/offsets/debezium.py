@@ -16,8 +16,8 @@ import logging
 from typing import Any
 
 from connector.flavours import position_of_either
-from connector.java_keys import decode_java_key
-from connector.offsets_value import ConnectorOffsets
+from connector.offsets.java_keys import decode_java_key
+from connector.offsets.value import ConnectorOffsets
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState
 

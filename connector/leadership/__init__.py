@@ -1,0 +1,1 @@
+"""Who may write: the HA lease and the writer-epoch fencing checked before every commit."""
