@@ -21,10 +21,9 @@ Triggers and views are not followed: a statement names the table or view it was 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from typing import NamedTuple
 
+from connector.binlog.sqltokens import END, TokenReader, UnknownForm, tokens
 from connector.binlog.transactions import Gap
 
 Table = tuple[str, str]
@@ -32,16 +31,6 @@ Table = tuple[str, str]
 # Verbs of statements that write rows (as the binlog holds them).
 _WRITES = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE", "LOAD", "SELECT", "DO", "CALL",
                      "WITH"})
-_SCAN = re.compile(r"""
-    \s+
-  | (?P<open>/\*M?!\d*)                        # an executable comment: its text is SQL
-  | /\*.*?\*/ | --(?=\s|$)[^\n]* | \#[^\n]*    # comments
-  | (?P<close>\*/)
-  | `(?P<quoted>(?:[^`]|``)*)`
-  | (?P<string>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
-  | (?P<word>[\w$]+)
-  | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
 # Words that end a table factor rather than name its alias.
 _NOT_ALIAS = frozenset({
     "ON", "USING", "JOIN", "INNER", "CROSS", "LEFT", "RIGHT", "NATURAL", "STRAIGHT_JOIN",
@@ -49,21 +38,6 @@ _NOT_ALIAS = frozenset({
     "FROM", "RETURNING", "GROUP", "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "FOR",
     "LOCK", "INTO", "VALUES", "VALUE", "SELECT", "AS", "LATERAL", "TABLE", "WITH"})
 _ENDS_ASSIGNMENT = frozenset({"WHERE", "ORDER", "LIMIT", "RETURNING"})
-
-
-class _Token(NamedTuple):
-    kind: str  # "w" word, "q" quoted identifier, "s" string, "p" punctuation
-    text: str
-
-    @property
-    def word(self) -> str:
-        """The keyword this token is, upper case; '' for anything but a bare word."""
-        return self.text.upper() if self.kind == "w" else ""
-
-    @property
-    def name(self) -> str | None:
-        """The identifier this token is, None for a string or punctuation."""
-        return self.text if self.kind in ("w", "q") else None
 
 
 class _Ref(NamedTuple):
@@ -74,102 +48,18 @@ class _Ref(NamedTuple):
     alias: str | None
 
 
-class _Unknown(Exception):
-    """A form not read here: the tables the statement writes cannot be named."""
-
-
-def _tokens(query: str) -> Iterator[_Token]:
-    executable = 0
-    for match in _SCAN.finditer(query):
-        kind = match.lastgroup
-        if kind is None:
-            continue
-        if kind == "open":
-            executable += 1
-        elif kind == "close":
-            if executable:
-                executable -= 1
-            else:
-                yield _Token("p", "*")
-                yield _Token("p", "/")
-        elif kind == "quoted":
-            yield _Token("q", match.group("quoted").replace("``", "`"))
-        elif kind == "word":
-            yield _Token("w", match.group())
-        elif kind == "string":
-            yield _Token("s", match.group())
-        else:
-            yield _Token("p", match.group())
-
-
-_END = _Token("p", "")
-
-
-class _Parser:
-    """Reads the tokens a statement needs, no more: a large INSERT is not scanned whole."""
+class _Parser(TokenReader):
+    """The tables a statement writes, from no more of its tokens than its form needs."""
 
     def __init__(self, query: str, default_db: str | None) -> None:
-        self._source = _tokens(query)
-        self._ahead: list[_Token] = []
+        super().__init__(query)
         self._default_db = default_db
         self._ctes: set[str] = set()
-
-    def peek(self, n: int = 0) -> _Token:
-        while len(self._ahead) <= n:
-            token = next(self._source, None)
-            if token is None:
-                return _END
-            self._ahead.append(token)
-        return self._ahead[n]
-
-    def take(self) -> _Token:
-        token = self.peek()
-        if self._ahead:
-            del self._ahead[0]
-        return token
-
-    def keyword(self, *words: str) -> str:
-        """The next token's keyword, taken, if it is one of `words`; '' otherwise."""
-        word = self.peek().word
-        if word and word in words:
-            self.take()
-            return word
-        return ""
-
-    def expect(self, *words: str) -> str:
-        word = self.keyword(*words)
-        if not word:
-            raise _Unknown
-        return word
-
-    def skip_group(self) -> None:
-        """Past a parenthesised group, the next token its opening parenthesis."""
-        if self.take().text != "(":
-            raise _Unknown
-        depth = 1
-        while depth:
-            token = self.take()
-            if token is _END:
-                raise _Unknown
-            if token.kind == "p":
-                depth += {"(": 1, ")": -1}.get(token.text, 0)
-
-    def name(self) -> tuple[str | None, str]:
-        """`t` or `db.t`: (None, t) for a name the default database qualifies."""
-        first = self.take().name
-        if first is None:
-            raise _Unknown
-        if self.peek().text == "." and self.peek(1).name is not None:
-            self.take()
-            second = self.take().name
-            assert second is not None
-            return first, second
-        return None, first
 
     def table(self, db: str | None, table: str) -> Table:
         db = db or self._default_db
         if not db:
-            raise _Unknown  # no default database: the name alone does not tell the table
+            raise UnknownForm  # no default database: the name alone does not tell the table
         return db, table
 
     # -- table references ------------------------------------------------------------------
@@ -180,7 +70,7 @@ class _Parser:
             if token.kind == "s":
                 return token.text[1:-1]
             if token.name is None:
-                raise _Unknown
+                raise UnknownForm
             return token.name
         token = self.peek()
         if token.kind == "q" or token.kind == "w" and token.word not in _NOT_ALIAS:
@@ -207,7 +97,7 @@ class _Parser:
                 self.take()
                 self.references(refs)
                 if self.take().text != ")":
-                    raise _Unknown
+                    raise UnknownForm
             return
         if token.word == "LATERAL":
             self.take()
@@ -253,7 +143,7 @@ class _Parser:
         `ends` outside parentheses, or the end."""
         while True:
             token = self.peek()
-            if token is _END or token.kind == "p" and token.text in (",", ")") or \
+            if token is END or token.kind == "p" and token.text in (",", ")") or \
                     token.word in ends or self.at_join():
                 return
             if token.kind == "p" and token.text == "(":
@@ -295,7 +185,7 @@ class _Parser:
             if not found:
                 return [(db, name)]
         if not found or any(r.table is None for r in found):
-            raise _Unknown  # not a table of the statement, or a derived one
+            raise UnknownForm  # not a table of the statement, or a derived one
         return [self.table(r.db, r.table) for r in found if r.table is not None]
 
     def real(self, refs: list[_Ref]) -> list[Table]:
@@ -332,7 +222,7 @@ class _Parser:
         while True:
             name = self.take().name
             if name is None:
-                raise _Unknown
+                raise UnknownForm
             self._ctes.add(name.lower())
             if self.peek().text == "(":
                 self.skip_group()
@@ -351,7 +241,7 @@ class _Parser:
         real = self.real(refs)
         if len(refs) == 1:
             if not real:
-                raise _Unknown
+                raise UnknownForm
             return tuple(real)
         written: list[Table] = []
         while True:
@@ -360,7 +250,7 @@ class _Parser:
                 self.take()
                 parts.append(self.take().name)
             if any(part is None for part in parts) or self.peek().text not in ("=", ":"):
-                raise _Unknown
+                raise UnknownForm
             names = [part for part in parts if part is not None]
             if len(names) == 1:
                 written += real  # an unqualified column: any of the tables may have it
@@ -408,8 +298,8 @@ class _Parser:
     def load(self) -> tuple[Table, ...]:
         while True:
             token = self.take()
-            if token is _END:
-                raise _Unknown
+            if token is END:
+                raise UnknownForm
             if token.word == "INTO" and self.peek().word == "TABLE":
                 self.take()
                 return (self.table(*self.name()),)
@@ -426,15 +316,15 @@ class _Parser:
             self.keyword("EXISTS")
         try:
             name: tuple[str | None, str] | None = self.name()
-        except _Unknown:
+        except UnknownForm:
             name = None
         depth = 0
-        while (token := self.take()) is not _END:
+        while (token := self.take()) is not END:
             if token.kind == "p":
                 depth += {"(": 1, ")": -1}.get(token.text, 0)
             elif token.word == "SELECT" or token.word == "TABLE" and depth == 0:
                 if name is None:
-                    raise _Unknown
+                    raise UnknownForm
                 return (self.table(*name),)
             elif token.word == "LIKE" and depth == 0:
                 return ()
@@ -444,7 +334,7 @@ class _Parser:
 def is_dml(query: str) -> bool:
     """Whether a statement found in the binlog writes rows: DML, LOAD DATA, or a stored
     function or procedure called (`SELECT f()`)."""
-    first = next(_tokens(query), _END)
+    first = next(tokens(query), END)
     word = first.word
     return word in _WRITES
 
@@ -457,7 +347,7 @@ def written_tables(query: str, default_db: str | None) -> tuple[Table, ...] | No
     parser = _Parser(query, default_db or None)
     try:
         return parser.statement()
-    except _Unknown:
+    except UnknownForm:
         return None
 
 
