@@ -6,7 +6,7 @@
 # so exit 1 (retries exhausted) is restarted from the committed offsets.
 # GTIDMARK_COMMAND replaces `gtidmark` (the tests run the wrapper around a fake command).
 set -u
-child='' pending=''
+child='' pending='' trapped=''
 # Traps first: a signal that comes before the command has started is passed on once it has.
 forward() {
     if [ -n "$child" ] && [ -n "$pending" ]; then
@@ -14,18 +14,24 @@ forward() {
         pending=''
     fi
 }
-trap 'pending=TERM; forward' TERM
+trap 'trapped=1 pending=TERM; forward' TERM
 # A background command starts with SIGINT ignored (POSIX), so Ctrl-C is passed on as TERM.
-trap 'pending=TERM; forward' INT
+trap 'trapped=1 pending=TERM; forward' INT
 "${GTIDMARK_COMMAND:-gtidmark}" "$@" &
 child=$!
 forward
-# `wait` returns early when a trapped signal arrives; wait again until the child is gone.
-wait "$child"
-status=$?
-while kill -0 "$child" 2>/dev/null; do
+# `wait` returns 128+n once a trapped signal has come, even when the command ended at that
+# moment and dash has reaped it (`kill -0` cannot tell): after a trap, wait again, which
+# gives the command's status once it has ended. A shell that forgets a status it gave
+# answers 127 to the second wait; the status given first then holds.
+status=''
+while :; do
+    trapped=''
     wait "$child"
-    status=$?
+    code=$?
+    if [ -n "$status" ] && [ "$code" -eq 127 ]; then break; fi
+    status=$code
+    if [ -z "$trapped" ]; then break; fi
 done
 if [ "$status" -eq 2 ]; then
     echo "gtidmark refused to start (exit 2): not restarting; fix the configuration or the server settings named above, then start the container again" >&2
