@@ -247,16 +247,17 @@ class BinlogReader(threading.Thread):
             elif kind == QUERY:
                 _, log_pos, thread, db, query, start = frame
                 tx.db = db or None
-                if undecided or tx.ddl is not None or query[:8].upper() in ("BEGIN", "XA START"):
+                head = query[:8].upper()  # once: BEGIN, COMMIT and XA START fit in 8
+                verb = head if len(query) <= 8 else ""  # the whole query, '' if longer than those
+                if undecided or tx.ddl is not None or head in ("BEGIN", "XA START"):
                     tx.thread = thread  # as Debezium: the BEGIN's, kept by statements inside
                 if undecided:
                     undecided = False
-                    xa_group = query[:8].upper() == "XA START"
-                    if xa_group or query.upper() == "BEGIN":
+                    xa_group = head == "XA START"
+                    if xa_group or verb == "BEGIN":
                         continue
                     tx.ddl = ""  # no BEGIN: a one-statement group (DDL, XA COMMIT)
                 if tx.ddl is None:
-                    verb = query.upper()
                     if verb in ("BEGIN", "XA START"):
                         continue
                     if verb != "COMMIT":
