@@ -22,7 +22,7 @@ from spark_consumer.deadletter import DeadLetters
 from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
-from spark_consumer.lag import lag_records, newest_timestamps, table_lag
+from spark_consumer.lag import lag_records, lag_seconds
 from spark_consumer.layout import LayoutError, Layouts
 from spark_consumer.maintenance import Maintenance
 from spark_consumer.merge import merge_changes
@@ -192,13 +192,23 @@ class Job:
         with ThreadPoolExecutor(self.spark.sparkContext.defaultParallelism) as pool:
             applied = list(pool.map(lambda n, t: self._table(t[0], t[1], states[t[0]], n),
                                     range(len(tables)), tables))
-        result, newest = BatchResult(), newest_timestamps(self.kafka, ranges)
+        result, now, at = BatchResult(), time.time(), self._positions(ranges)
         for (ref, _), (meta, bad, merged) in zip(tables, applied, strict=True):
-            lag = table_lag([r for r in ranges if self.table_for(r.topic) == ref], ends, newest)
+            mine = {tp: offset for tp, offset in at.items() if self.table_for(tp[0]) == ref}
+            lag = lag_records(mine, ends), lag_seconds(meta, now) if merged else None
             result.add(str(ref), meta, bad, merged, lag, self.commit_seconds.pop(ref, 0.0))
-        result.lag, result.seconds = lag_records(ranges, ends), time.monotonic() - began
+        result.lag, result.seconds = lag_records(at, ends), time.monotonic() - began
         self.metrics.observe(result)
         return result
+
+    def _positions(self, ranges: list[OffsetRange]) -> dict[TP, int]:
+        """Where each partition of the batch goes on from: its table's offsets as the batch
+        left them (a range cut at a key change or column DDL ends short), else its start."""
+        out: dict[TP, int] = {}
+        for r in ranges:
+            done = self.offsets.get(self.table_for(r.topic), {}).get(r.topic, {}).get(r.partition)
+            out[(r.topic, r.partition)] = r.start if done is None else max(r.start, done)
+        return out
 
     def _table(self, ref: TableRef, rngs: list[OffsetRange], state: TableState | None,
                number: int) -> tuple[list[object], int, bool]:

@@ -25,7 +25,7 @@ from spark_consumer.columnar import OP_COLUMN, RawRecord
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import OPS, BadRecord, Change, DecodeError, Decoder, field_schema
 from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import RangeStats, read_range
+from spark_consumer.reader import RangeStats, Stamps, read_range
 from spark_consumer.source import Side, SourceRead, _from_rows, _map_in_arrow, fits, source_schema
 from spark_consumer.tables import TableState, quote
 
@@ -109,11 +109,12 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
         for batch in numbers:
             for number in batch.column(0).to_pylist():
                 rng = ranges[number]
-                decoder = KeylessDecoder(known)
+                decoder, stamps = KeylessDecoder(known), Stamps()
                 steps: list[Step] = []
                 bad: list[BadRecord] = []
                 count = tombstones = 0
-                for topic, partition, offset, _, value in read_range(conf, rng):
+                for topic, partition, offset, _, value in stamps.taken(
+                        read_range(conf, rng, stamps=stamps)):
                     count += 1
                     item = decoder.steps(topic, partition, offset, value)
                     if item is None:
@@ -126,7 +127,7 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 adds = sum(1 for sign, _, _ in steps if sign > 0)
                 side.add([(token, number, [*bad, *shapes, RangeStats(
                     rng.topic, rng.partition, count, tombstones, len(bad), adds,
-                    len(steps) - adds)])])
+                    len(steps) - adds, stamps.newest)])])
                 if columns is not None and steps and fits(columns, shapes):
                     yield _batch(rng, steps, columns)
 

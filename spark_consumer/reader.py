@@ -13,7 +13,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 from spark_consumer.arrowjson import ArrowRangeDecoder
 from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord
@@ -38,7 +44,8 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class RangeStats:
-    """What a task saw in its range (summed by the driver for the progress log)."""
+    """What a task saw in its range (summed by the driver for the progress log); `newest`
+    is the Kafka timestamp (epoch seconds) of its newest record taken, None if none has one."""
 
     topic: str
     partition: int
@@ -47,11 +54,34 @@ class RangeStats:
     bad: int
     upserts: int
     deletes: int
+    newest: float | None = None
 
 
-def read_range(conf: dict[str, str], rng: OffsetRange,
-               timeout: float = 60.0) -> Iterator[RawRecord]:
-    """Records (topic, partition, offset, key, value) with start <= offset < end, in order."""
+@dataclass(slots=True)
+class Stamps:
+    """The Kafka timestamps of one range's records, for the lag in seconds: `read_range` notes
+    each record's as it yields it, `taken` keeps the newest of the records that pass through
+    it (a `KeyWatch` before it stops at a key change record, already read but not taken)."""
+
+    last: tuple[int, float] | None = None  # offset, epoch seconds of the record read last
+    newest: float | None = None
+
+    def note(self, offset: int, stamp: tuple[int, int]) -> None:
+        kind, ms = stamp
+        self.last = None if kind == TIMESTAMP_NOT_AVAILABLE else (offset, ms / 1000.0)
+
+    def taken(self, records: Iterable[RawRecord]) -> Iterator[RawRecord]:
+        for record in records:
+            if self.last is not None and self.last[0] == record[2]:
+                seconds = self.last[1]
+                self.newest = seconds if self.newest is None else max(self.newest, seconds)
+            yield record
+
+
+def read_range(conf: dict[str, str], rng: OffsetRange, timeout: float = 60.0,
+               stamps: Stamps | None = None) -> Iterator[RawRecord]:
+    """Records (topic, partition, offset, key, value) with start <= offset < end, in order;
+    each one's timestamp noted in `stamps` as it is yielded."""
     if rng.size == 0:
         return
     settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
@@ -83,6 +113,8 @@ def read_range(conf: dict[str, str], rng: OffsetRange,
                 if offset >= rng.end:
                     return
                 upcoming = offset + 1
+                if stamps is not None:
+                    stamps.note(offset, msg.timestamp())
                 yield (rng.topic, rng.partition, offset, msg.key(), msg.value())
                 if offset == rng.end - 1:
                     return

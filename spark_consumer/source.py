@@ -2,8 +2,9 @@
 
 A `mapInArrow` task per offset range yields the range's last change per key as Arrow batches
 of exactly the table's columns (absent columns null, narrower types widened), so the changes
-never travel to the driver and back. What the driver needs besides (shapes, counts, bad
-records) comes back through an accumulator, once per range however often a task ran.
+never travel to the driver and back. What the driver needs besides (shapes, counts, the
+newest record's time, bad records) comes back through an accumulator, once per range however
+often a task ran.
 
 Two ways to use it. `direct_source` is read by the MERGE itself, in one pass: its tasks fail
 the MERGE (nothing is committed) when a range does not fit the table or holds a bad record.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -35,7 +36,7 @@ from spark_consumer.decode import BadRecord, Change, Shape
 from spark_consumer.evolution import TypeChangeError, promoted_type
 from spark_consumer.keys import KeyWatch
 from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import Part, decode_range, read_range
+from spark_consumer.reader import Part, RangeStats, Stamps, decode_range, read_range
 from spark_consumer.rekey import rekeyed
 
 
@@ -179,13 +180,15 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 rng = ranges[number]
                 parts: list[Part] = []
                 meta: list[object] = []
-                watch = KeyWatch(key)
-                records = read_range(conf, rng)
+                watch, stamps = KeyWatch(key), Stamps()
+                records = read_range(conf, rng, stamps=stamps)
                 if rekey:
                     records = rekeyed(records, rekey)
-                for item in decode_range(watch.records(records), rng, known):
+                for item in decode_range(stamps.taken(watch.records(records)), rng, known):
                     if isinstance(item, Part):
                         parts.append(item)
+                    elif isinstance(item, RangeStats):  # the last item: every record taken
+                        meta.append(replace(item, newest=stamps.newest))
                     else:
                         meta.append(item)
                 fitting = columns is not None and fits(columns, (m for m in meta

@@ -9,17 +9,21 @@ old key after such an ALTER: its table-map schema cache ignores the primary key.
 from __future__ import annotations
 
 import json
+import logging
+import re
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
 from spark_consumer.columnar import RawRecord
 from spark_consumer.keys import KeyChange, KeyWatch, cut_at
 from spark_consumer.planner import OffsetRange
-from tests.kafka_tools import create_topic, produce
+from tests.kafka_tools import create_topic
 from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once
@@ -28,16 +32,20 @@ pytestmark = pytest.mark.spark
 
 COLUMNS = (Column("a", "int", nullable=False), Column("b", "int", nullable=False),
            Column("v", "varchar", length=40, charset="utf8mb4"))
+AGE = 3600.0
+LINE = re.compile(r"batch (\d+) table \S+: (\d+) records, .* lag (\d+) records / ([\d.]+) s, .*")
 
 
 def test_primary_key_change_merges_on_the_new_key_after_it(
-        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
     old = Changes(TableSchema("app", "t", COLUMNS, ("a",)), unique_name)
     new = Changes(TableSchema("app", "t", COLUMNS, ("a", "b")), unique_name)
     rows = {(a, a % 3): {"a": a, "b": a % 3, "v": f"v{a}"} for a in range(1, 21)}
     items = [old.upsert("c", r) for r in rows.values()]
     rows[(3, 0)]["v"] = "old-key update"
     items += [old.upsert("u", rows[(3, 0)]), *old.delete(rows.pop((4, 1)))]
+    old_key = len(items)
     # ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (a, b): rows sharing `a` now differ.
     for row in ({"a": 1, "b": 7, "v": "same a, other b"}, {"a": 2, "b": 8, "v": "x"}):
         rows[(row["a"], row["b"])] = row
@@ -49,10 +57,22 @@ def test_primary_key_change_merges_on_the_new_key_after_it(
     items += [*new.delete({"a": 5, "b": 2, "v": "v5"}), new.upsert("c", moved)]
     items += new.delete(rows.pop((6, 0)))
     create_topic(broker.bootstrap, old.topic, 2)  # a row's old and new keys may part ways
-    produce(broker.bootstrap, old.topic, items)
+    started = time.time()
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for n, (key, value) in enumerate(items):  # the old key's records are an hour old
+        producer.produce(old.topic, key=key, value=value,
+                         timestamp=int((started - (AGE if n < old_key else 0)) * 1000))
+    assert producer.flush(30) == 0
 
-    job = apply_once(spark, broker.bootstrap, [old.topic], unique_name, tmp_path)
+    with caplog.at_level(logging.INFO, logger="spark_consumer"):
+        job = apply_once(spark, broker.bootstrap, [old.topic], unique_name, tmp_path)
     assert job.dead_letters == 0
+    # Batch 1 applies up to the change: its lag is the records after it, in records and age.
+    lines = [m.groups() for m in (LINE.fullmatch(r.getMessage()) for r in caplog.records) if m]
+    assert [n for n, *_ in lines] == ["1", "2"]
+    (_, read, lag, seconds), (_, _, lag_after, seconds_after) = lines
+    assert int(lag) == len(items) - int(read) > 0 and int(lag_after) == 0
+    assert float(seconds) >= AGE > float(seconds_after)
     table = f"gtidmark.{unique_name}.t"
     got: dict[tuple[int, int], dict[str, Any]] = {
         (r["a"], r["b"]): r.asDict() for r in spark.table(table).collect()}

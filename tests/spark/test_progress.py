@@ -10,11 +10,12 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from prometheus_client.parser import text_string_to_metric_families
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
+from spark_consumer import planner
 from tests.kafka_tools import create_topic
 from tests.services import Broker, free_port
 from tests.spark.events import Changes
@@ -40,7 +41,7 @@ def scrape(port: int) -> dict[tuple[str, str], float]:
 
 def test_two_batches_log_per_table_lines_and_serve_their_counts_and_lag_as_metrics(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     changes = Changes(ITEMS, unique_name)
     create_topic(broker.bootstrap, changes.topic, 1)
     items = [changes.upsert("c", {"id": 1, "v": "a"}), changes.upsert("c", {"id": 2, "v": "b"}),
@@ -54,6 +55,14 @@ def test_two_batches_log_per_table_lines_and_serve_their_counts_and_lag_as_metri
         producer.produce(changes.topic, key=key, value=value, timestamp=stamp)
     assert producer.flush(30) == 0
     port = free_port()
+    reads: list[object] = []  # the driver's consumers that read records (to the end)
+
+    def consumer(settings: dict[str, object]) -> Consumer:
+        if settings.get("enable.partition.eof"):
+            reads.append(settings)
+        return Consumer(settings)
+
+    monkeypatch.setattr(planner, "Consumer", consumer)
 
     with caplog.at_level(logging.INFO, logger="spark_consumer"):
         apply_once(spark, broker.bootstrap, [changes.topic], unique_name, tmp_path,
@@ -67,6 +76,9 @@ def test_two_batches_log_per_table_lines_and_serve_their_counts_and_lag_as_metri
         ("1", table, 3, 2, 1, 3), ("2", table, 3, 2, 0, 0)]
     for *_, seconds, _ in lines:
         assert AGE <= float(seconds) <= AGE + elapsed + 0.1
+    # Each of the 3 plans (2 batches, then nothing left) reads to the ends; the lag's record
+    # timestamps come with the tasks' results, not from a second read on the driver.
+    assert len(reads) == 3
 
     metrics = scrape(port)
     assert {k: v for k, v in metrics.items() if k[0] != "gtidmark_spark_lag_seconds"
