@@ -129,7 +129,7 @@ class Connector:
 
 def spark_apply(bootstrap: str, warehouse: Path, workdir: Path) -> Any:
     """Run `gtidmark spark-apply --once` in this process; its SparkSession is returned."""
-    from spark_consumer.job import main as spark_main
+    from spark_consumer.apply import main as spark_main
     from spark_consumer.options import parse_options
     from spark_consumer.session import build_session
 

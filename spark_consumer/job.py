@@ -1,18 +1,11 @@
-"""The job loop: plan a micro-batch, read it per table in Spark tasks, MERGE it with its offsets.
-
-Entry point of `gtidmark spark-apply`, `python -m spark_consumer` and spark-submit.
-Exit codes: 0 ok, 1 runtime failure, 2 bad arguments.
-"""
+"""One micro-batch at a time: plan it, read it per table in Spark tasks, MERGE it with its
+offsets (the loop and the entry point are in apply.py)."""
 
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from types import FrameType
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -23,8 +16,7 @@ from spark_consumer.decode import BadRecord, Shape
 from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
 from spark_consumer.lag import lag_records, lag_seconds
-from spark_consumer.layout import LayoutError, Layouts
-from spark_consumer.maintenance import Maintenance
+from spark_consumer.layout import Layouts
 from spark_consumer.merge import merge_changes
 from spark_consumer.metrics import JobMetrics
 from spark_consumer.offsets import (
@@ -42,7 +34,7 @@ from spark_consumer.offsets import (
     encode_partition_counts,
     encode_topic_ids,
 )
-from spark_consumer.options import JobOptions, UsageError, parse_options
+from spark_consumer.options import JobOptions
 from spark_consumer.planner import (
     TP,
     OffsetRange,
@@ -58,13 +50,10 @@ from spark_consumer.reader import RangeStats
 from spark_consumer.rekey import key_option
 from spark_consumer.resume import (
     PartitionState,
-    TableCollisionError,
     check_collisions,
     check_partition_count,
     resume_offset,
 )
-from spark_consumer.secrets import install as install_redaction
-from spark_consumer.secrets import secret_values
 from spark_consumer.source import Side, direct_source, fits, misfit, read_source, side_results
 from spark_consumer.tables import (
     TableRef,
@@ -77,8 +66,6 @@ from spark_consumer.tables import (
 )
 
 log = logging.getLogger("spark_consumer")
-
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
 
 class Job:
@@ -355,78 +342,3 @@ class Job:
             state = add_columns(self.spark, state, new)
         self.tables[ref] = state
         return state
-
-
-_stop = False
-
-
-def _on_signal(signum: int, frame: FrameType | None) -> None:
-    global _stop
-    _stop = True
-    log.info("signal %d: stopping after the current batch", signum)
-
-
-def run(job: Job) -> None:
-    """--once: batches until the ends seen at start are applied; else forever on a trigger."""
-    targets: dict[TP, int] | None = None
-    maintenance = Maintenance(job.spark, job.opts.maintenance)
-    while not _stop:
-        started = time.monotonic()
-        ranges, ends = job.plan(targets)
-        if job.opts.once and targets is None:
-            targets = ends
-        if any(r.size for r in ranges):
-            for line in job.run_batch(ranges, ends).lines(job.batches):
-                log.info(line)
-        elif job.opts.once:
-            log.info("caught up: %d batches, %d dead-lettered records", job.batches,
-                     job.dead_letters)
-            return
-        maintenance.run_if_due(job.batches, job.tables)  # between batches: no race
-        if not job.opts.once:
-            time.sleep(max(0.0, job.opts.trigger_interval - (time.monotonic() - started)))
-
-
-def main(argv: list[str]) -> int:
-    """Parse arguments, start Spark, run the loop; 2 on bad arguments, 1 on failure."""
-    try:
-        opts = parse_options(list(argv))
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if os.environ.get("PYSPARK_PIN_THREAD", "true").lower() != "true":
-        # The offsets ride in the MERGE's commit through a per-JVM-thread setting.
-        print("error: PYSPARK_PIN_THREAD=false: the job needs each Python thread pinned to "
-              "one JVM thread (PySpark's default) to commit offsets with its MERGE; unset it",
-              file=sys.stderr)
-        return EXIT_USAGE
-    logging.basicConfig(level=opts.log_level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redactor = install_redaction(secret_values(opts.catalog_conf, opts.kafka_conf,
-                                               opts.spark_conf))
-    from connector.kafka import KafkaUnreachable, require_kafka
-
-    try:  # before Spark starts: a broker that is not there is one line, not a 30 s wait
-        require_kafka(opts.kafka_settings(), opts.bootstrap_setting())
-    except KafkaUnreachable as exc:
-        print(f"error: {redactor.redact(str(exc))}", file=sys.stderr)
-        return EXIT_RUNTIME
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    signal.signal(signal.SIGTERM, _on_signal)
-    from spark_consumer.session import build_session
-
-    try:
-        spark = build_session(opts)
-        run(Job(spark, opts))
-    except KeyboardInterrupt:
-        return EXIT_OK
-    except (TableCollisionError, LayoutError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as exc:
-        log.debug("failure", exc_info=True)
-        first = (str(exc).strip().splitlines() or ["(no message)"])[0]
-        print(f"error: spark-apply failed: {type(exc).__name__}: {redactor.redact(first)}",
-              file=sys.stderr)
-        return EXIT_RUNTIME
-    return EXIT_OK

@@ -8,7 +8,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import TimestampType
 
-from spark_consumer.job import Job, run
+from spark_consumer.apply import run
+from spark_consumer.job import Job
 from spark_consumer.options import JobOptions
 from spark_consumer.planner import true_ends
 

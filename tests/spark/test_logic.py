@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
+from spark_consumer.apply import main
 from spark_consumer.dbztypes import (
     DATE_DAYS,
     TS_MICROS,
@@ -19,7 +20,6 @@ from spark_consumer.dbztypes import (
     spec_from_connect_field,
 )
 from spark_consumer.decode import BadRecord, Change, Decoder
-from spark_consumer.job import main
 from spark_consumer.planner import OffsetRange, plan_ranges
 from spark_consumer.reader import RangeStats, reduce_range
 from tests.spark.events import Changes

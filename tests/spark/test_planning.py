@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from spark_consumer.apply import main
 from spark_consumer.dbztypes import ColumnSpec
 from spark_consumer.decode import Shape
 from spark_consumer.evolution import TypeChangeError, promoted_type
-from spark_consumer.job import main
 from spark_consumer.options import KAFKA_CONFIG_ENV, parse_options
 from spark_consumer.resume import (
     PartitionState,

@@ -14,10 +14,11 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from pyspark.sql import SparkSession
 
-import spark_consumer.job as job_module
 from connector.events import EventEncoder
 from connector.schema import Column, TableSchema
-from spark_consumer.job import Job, main, run
+from spark_consumer import apply
+from spark_consumer.apply import main, run
+from spark_consumer.job import Job
 from spark_consumer.offsets import table_offsets
 from spark_consumer.options import JobOptions
 from tests.kafka_tools import create_topic, produce
@@ -185,9 +186,9 @@ def test_topics_with_no_applicable_record_advance_and_once_ends(
     runner.start()
     runner.join(180)
     if runner.is_alive():
-        job_module._stop = True  # end the loop before failing, or it runs on forever
+        apply._stop = True  # end the loop before failing, or it runs on forever
         runner.join(120)
-        job_module._stop = False
+        apply._stop = False
         pytest.fail("--once did not end: a topic with only bad records never advanced")
     assert job.dead_letters == 10
     reasons = {json.loads(line)["reason"].split(" (")[0].split(":")[0]
