@@ -28,11 +28,13 @@ _ERRNO = re.compile(r"^\[Errno -?\d+\] ")
 
 
 class ServicesUnreachable(RuntimeError):
-    """The database or Kafka did not answer; `lines` are what the command exits 1 with."""
+    """The database or Kafka did not answer (the line of each that did not); `lines` are
+    what the command exits 1 with, the database's first."""
 
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
+    def __init__(self, database: str | None, kafka: str | None) -> None:
+        self.database, self.kafka = database, kafka
+        self.lines = [line for line in (database, kafka) if line is not None]
+        super().__init__("\n".join(self.lines))
 
 
 def database_failure(config: ConnectorConfig, exc: Exception) -> str:
@@ -55,7 +57,8 @@ def check_services(config: ConnectorConfig, connect: Callable[[], Any]) -> None:
     """Raise ConfigError (exit 2: the preflight's lines, then any unreachable service) or
     ServicesUnreachable (exit 1) naming every failure found; return when both answer."""
     refused: list[ConfigError] = []  # the preflight's report
-    lines: list[str] = []  # what did not answer, database first
+    unreachable: list[str] = []  # the database's line
+    kafka: str | None = None
 
     def database() -> None:
         try:
@@ -63,16 +66,16 @@ def check_services(config: ConnectorConfig, connect: Callable[[], Any]) -> None:
         except ConfigError as exc:
             refused.append(exc)
         except Exception as exc:  # noqa: BLE001 - named in one line, as Kafka's is
-            lines.insert(0, database_failure(config, exc))
+            unreachable.append(database_failure(config, exc))
 
     thread = threading.Thread(target=database, name="check-database", daemon=True)
     thread.start()
     try:
         require_kafka(config.consumer_settings())
     except KafkaUnreachable as exc:
-        lines.append(str(exc))
+        kafka = str(exc)
     thread.join()
     if refused:
-        raise ConfigError("\n".join([str(refused[0]), *lines]))
-    if lines:
-        raise ServicesUnreachable(lines)
+        raise ConfigError("\n".join([str(refused[0]), *([kafka] if kafka else [])]))
+    if unreachable or kafka:
+        raise ServicesUnreachable(unreachable[0] if unreachable else None, kafka)

@@ -29,7 +29,7 @@ from connector.launch import LaunchPoint, read_launch_point
 from connector.leadership.lease import Lease
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
-from connector.start_checks import check_services
+from connector.start_checks import ServicesUnreachable, check_services
 from connector.start_position import replica_connection
 from signals.channel import ensure_signal_topic, signal_client_settings
 
@@ -99,8 +99,8 @@ class Supervisor:
     def run(self) -> int:
         """Stream until stopped, then flush, commit and exit 0 (or 1 when it failed)."""
         try:
-            # Both services at once, every failure named, before any wait on either.
-            check_services(self.config, lambda: replica_connection(self.config))
+            if not self._check_services():
+                return 1  # stopped while FAILED, as after a failed Engine
             if self._stopped_while_starting():
                 return 0
             self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
@@ -113,6 +113,28 @@ class Supervisor:
         finally:
             if self.lease is not None:
                 self.lease.close()
+
+    def _check_services(self) -> bool:
+        """Both services at once, every failure named, before any wait on either; False when
+        stopped first. Kafka not answering ends the run (a Connect worker does not start
+        without its broker). With REST, a database that does not answer or refuses the user
+        leaves the connector FAILED with that line as its trace, as Connect shows a task whose
+        start failed, and POST .../restart checks again; without REST the run ends."""
+        while True:
+            try:
+                check_services(self.config, lambda: replica_connection(self.config))
+                return True
+            except ServicesUnreachable as exc:
+                control = self.control
+                if control is None or exc.database is None or exc.kafka is not None:
+                    raise
+                log.error("cannot start: %s", exc.database)
+                if not self.stopping.is_set():
+                    rest_log.error("connector failed; it stays FAILED until POST "
+                                   "/connectors/%s/restart", self.config.name)
+                if self._while_idle(control, "FAILED", exc.database, None) != "RUNNING":
+                    return False
+                control.publish(EngineView(state="RESTARTING"))
 
     def _stopped_while_starting(self) -> bool:
         """A SIGTERM during a start step (each may wait up to 30 s) ends the run after it."""
