@@ -1,12 +1,15 @@
 # gtidmark — the commands the README gives. `make setup` once, then `make test`.
 PY := .venv/bin/python
 STAMP := .venv/.installed
-APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config debootstrap
+APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config debootstrap prometheus
 
 .PHONY: setup apt mysql-root test test-unit demo lint typecheck bench clean
 
 setup: apt mysql-root $(STAMP) jars
 
+# prometheus: only its binary, for the dashboard test (tests start their own on a free port);
+# without recommends (node-exporter). On a systemd host its package also starts a service
+# on :9090 that the tests do not use.
 apt:
 	@missing=""; \
 	command -v mariadbd >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
@@ -16,10 +19,13 @@ apt:
 	[ -f /usr/include/mariadb/mysql.h ] || missing="$$missing libmariadb-dev"; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
 	[ -x /usr/sbin/debootstrap ] || missing="$$missing debootstrap"; \
-	if [ -n "$$missing" ]; then \
-	  echo "setup: installing$$missing"; \
+	bare=""; command -v prometheus >/dev/null 2>&1 || bare="prometheus"; \
+	if [ -n "$$missing$$bare" ]; then \
+	  echo "setup: installing$$missing $$bare"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	  $$SUDO apt-get update -qq && \
+	  { [ -z "$$missing" ] || DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; } && \
+	  { [ -z "$$bare" ] || DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$bare; }; \
 	fi
 
 $(STAMP): pyproject.toml
