@@ -113,8 +113,7 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 steps: list[Step] = []
                 bad: list[BadRecord] = []
                 count = tombstones = 0
-                for topic, partition, offset, _, value in stamps.taken(
-                        read_range(conf, rng, stamps=stamps)):
+                for topic, partition, offset, _, value in read_range(conf, rng, stamps=stamps):
                     count += 1
                     item = decoder.steps(topic, partition, offset, value)
                     if item is None:
@@ -127,7 +126,7 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 adds = sum(1 for sign, _, _ in steps if sign > 0)
                 side.add([(token, number, [*bad, *shapes, RangeStats(
                     rng.topic, rng.partition, count, tombstones, len(bad), adds,
-                    len(steps) - adds, stamps.newest)])])
+                    len(steps) - adds, stamps.newest(cut=False))])])
                 if columns is not None and steps and fits(columns, shapes):
                     yield _batch(rng, steps, columns)
 

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 from confluent_kafka import (
@@ -18,6 +19,7 @@ from confluent_kafka import (
     Consumer,
     KafkaError,
     KafkaException,
+    Message,
     TopicPartition,
 )
 
@@ -45,7 +47,7 @@ class Part:
 @dataclass(frozen=True, slots=True)
 class RangeStats:
     """What a task saw in its range (summed by the driver for the progress log); `newest`
-    is the Kafka timestamp (epoch seconds) of its newest record taken, None if none has one."""
+    is the Kafka timestamp (epoch seconds) of its last record taken, None if it has none."""
 
     topic: str
     partition: int
@@ -59,29 +61,25 @@ class RangeStats:
 
 @dataclass(slots=True)
 class Stamps:
-    """The Kafka timestamps of one range's records, for the lag in seconds: `read_range` notes
-    each record's as it yields it, `taken` keeps the newest of the records that pass through
-    it (a `KeyWatch` before it stops at a key change record, already read but not taken)."""
+    """The last two records `read_range` yielded, kept for the lag in seconds (a reference
+    per record: no call). A `KeyWatch` ends a range on reading its key change record, so the
+    last record taken is then the one before."""
 
-    last: tuple[int, float] | None = None  # offset, epoch seconds of the record read last
-    newest: float | None = None
+    before: Message[Any, Any] | None = None
+    last: Message[Any, Any] | None = None
 
-    def note(self, offset: int, stamp: tuple[int, int]) -> None:
-        kind, ms = stamp
-        self.last = None if kind == TIMESTAMP_NOT_AVAILABLE else (offset, ms / 1000.0)
-
-    def taken(self, records: Iterable[RawRecord]) -> Iterator[RawRecord]:
-        for record in records:
-            if self.last is not None and self.last[0] == record[2]:
-                seconds = self.last[1]
-                self.newest = seconds if self.newest is None else max(self.newest, seconds)
-            yield record
+    def newest(self, cut: bool) -> float | None:
+        """The Kafka timestamp (epoch seconds) of the last record taken, the one before the
+        last read when `cut`; None if it has none."""
+        msg = self.before if cut else self.last
+        kind, ms = msg.timestamp() if msg is not None else (TIMESTAMP_NOT_AVAILABLE, 0)
+        return None if kind == TIMESTAMP_NOT_AVAILABLE else ms / 1000.0
 
 
 def read_range(conf: dict[str, str], rng: OffsetRange, timeout: float = 60.0,
                stamps: Stamps | None = None) -> Iterator[RawRecord]:
     """Records (topic, partition, offset, key, value) with start <= offset < end, in order;
-    each one's timestamp noted in `stamps` as it is yielded."""
+    the last two yielded kept in `stamps`."""
     if rng.size == 0:
         return
     settings: dict[str, object] = {"group.id": "gtidmark-spark-apply",
@@ -114,7 +112,7 @@ def read_range(conf: dict[str, str], rng: OffsetRange, timeout: float = 60.0,
                     return
                 upcoming = offset + 1
                 if stamps is not None:
-                    stamps.note(offset, msg.timestamp())
+                    stamps.before, stamps.last = stamps.last, msg
                 yield (rng.topic, rng.partition, offset, msg.key(), msg.value())
                 if offset == rng.end - 1:
                     return

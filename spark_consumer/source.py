@@ -184,11 +184,12 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 records = read_range(conf, rng, stamps=stamps)
                 if rekey:
                     records = rekeyed(records, rekey)
-                for item in decode_range(stamps.taken(watch.records(records)), rng, known):
+                for item in decode_range(watch.records(records), rng, known):
                     if isinstance(item, Part):
                         parts.append(item)
                     elif isinstance(item, RangeStats):  # the last item: every record taken
-                        meta.append(replace(item, newest=stamps.newest))
+                        cut = watch.change is not None
+                        meta.append(replace(item, newest=stamps.newest(cut)))
                     else:
                         meta.append(item)
                 fitting = columns is not None and fits(columns, (m for m in meta
