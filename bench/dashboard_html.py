@@ -19,7 +19,7 @@ GREEN, RED = "#73BF69", "#F2495C"
 # Grafana's thresholds when a panel sets none: green, red from 80.
 DEFAULT_THRESHOLDS = [{"color": "green", "value": None}, {"color": "red", "value": 80}]
 TIME_STEPS = (5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)  # s between time labels
-NAMED = {"green": GREEN, "red": RED}
+NAMED = {"green": GREEN, "red": RED, "orange": "#FF9830"}
 STYLE = """
 body { margin: 0; background: #111217; color: #ccccdc; font: 13px Inter, Helvetica, Arial,
        sans-serif; }
