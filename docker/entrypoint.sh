@@ -3,7 +3,7 @@
 # Exit 2 means the configuration or the server's settings were refused (the line above
 # says which key and why): restarting cannot fix that, so it becomes exit 0 and compose's
 # `restart: on-failure` leaves the container stopped. Any other failure exits as it came,
-# so exit 1 (retries exhausted) is restarted from the committed offsets.
+# so exit 1 (a start the broker did not answer) is restarted from the committed offsets.
 # GTIDMARK_COMMAND replaces `gtidmark` (the tests run the wrapper around a fake command).
 set -u
 child='' pending='' trapped=''
