@@ -1,6 +1,6 @@
 """Which offsets record a start resumes from, out of every record of the connector's key.
 
-Pure, so the rule is tested on its own (tests/unit/test_offsets_log.py, a model test).
+Pure, so the rule is tested on its own (tests/unit/test_offsets_resume.py, a model test).
 
 Order: the key's own partition (murmur2, where every writer of this key produces) holds the
 truth in log order; records in other partitions predate a change of the partition count,
