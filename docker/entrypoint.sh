@@ -22,14 +22,14 @@ child=$!
 forward
 # `wait` returns 128+n once a trapped signal has come, even when the command ended at that
 # moment and dash has reaped it (`kill -0` cannot tell): after a trap, wait again, which
-# gives the command's status once it has ended. A shell that forgets a status it gave
-# answers 127 to the second wait; the status given first then holds.
+# gives the command's status once it has ended (dash). A shell that forgets a status it
+# gave answers the second wait with 127 or, bash 5.2, -1; the status given first then holds.
 status=''
 while :; do
     trapped=''
     wait "$child"
     code=$?
-    if [ -n "$status" ] && [ "$code" -eq 127 ]; then break; fi
+    if [ -n "$status" ] && { [ "$code" -eq 127 ] || [ "$code" -lt 0 ]; }; then break; fi
     status=$code
     if [ -z "$trapped" ]; then break; fi
 done

@@ -98,13 +98,26 @@ def test_the_entrypoint_exits_0_when_the_command_ends_as_sigterm_arrives(
         tmp_path: Path) -> None:
     """dash cuts `wait` short for the trap (128+15) even when it has just reaped the command:
     the wrapper took that for the command's status and exited 143 (in 32-45 runs of 300)."""
+    codes = racing_runs(tmp_path, "sh", 300)
+    assert {code: codes.count(code) for code in codes} == {0: 300}
+
+
+def test_under_bash_the_entrypoint_exits_0_or_with_the_signal_when_the_command_ends_as_sigterm_arrives(
+        tmp_path: Path) -> None:
+    """bash 5.2 answers the second `wait` with -1 (the wrapper exited 255 in 48 runs of 150);
+    it keeps no status to give, so the signal's 143 is the best it can say."""
+    codes = racing_runs(tmp_path, "bash", 150)
+    assert set(codes) <= {0, 143}
+
+
+def racing_runs(tmp_path: Path, shell: str, runs: int) -> list[int]:
+    """The wrapper's exit codes, run under `shell`, around a command that ends as it signals."""
     fake = tmp_path / "racing-gtidmark"
     fake.write_text(RACING_GTIDMARK)
     fake.chmod(0o755)
     env = {**os.environ, "GTIDMARK_COMMAND": str(fake)}
-    codes = [subprocess.run(["sh", str(ENTRYPOINT)], env=env, check=False, timeout=60,
-                            capture_output=True).returncode for _ in range(300)]
-    assert {code: codes.count(code) for code in codes} == {0: 300}
+    return [subprocess.run([shell, str(ENTRYPOINT)], env=env, check=False, timeout=60,
+                           capture_output=True).returncode for _ in range(runs)]
 
 
 @pytest.mark.parametrize("name", sorted(STACKS))
