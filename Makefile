@@ -1,7 +1,6 @@
 # gtidmark — the commands the README gives. `make setup` once, then `make test`.
 PY := .venv/bin/python
 STAMP := .venv/.installed
-APT_PACKAGES := mariadb-server default-jre-headless libjarjar-java libmariadb-dev pkg-config debootstrap prometheus
 
 .PHONY: setup apt mysql-root test test-unit demo lint typecheck bench clean
 

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from connector.rest.metrics import NOT_EXPORTED
 from tests.integration.test_rest import insert, reader_child, ready_connector, wait_events
 from tests.rest_tools import RestClient, change_events
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import Broker, MariaDb, MariaDbPair, wait_for
 from tests.unit.test_dashboard_metrics import GENERIC_DASHBOARD, MYSQL_DASHBOARD
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -46,14 +46,14 @@ def local_tcp_ports(pid: int) -> set[int]:
     return ports
 
 
-def kill_binlog_dump(mariadb: MariaDbPair, reader_pid: int) -> None:
-    """KILL, on the replica, the dump thread serving this reader process's binlog connection."""
+def kill_binlog_dump(server: MariaDb, reader_pid: int) -> None:
+    """KILL, on `server`, the dump thread serving this reader process's binlog connection."""
     ports = local_tcp_ports(reader_pid)
-    dumps = [(thread, host) for thread, host, command in mariadb.replica.execute(
+    dumps = [(thread, host) for thread, host, command in server.execute(
         "SELECT ID, HOST, COMMAND FROM information_schema.PROCESSLIST")
         if command.startswith("Binlog Dump") and int(host.rsplit(":", 1)[1]) in ports]
     assert len(dumps) == 1, dumps
-    mariadb.replica.execute(f"KILL {dumps[0][0]}")
+    server.execute(f"KILL {dumps[0][0]}")
 
 
 def test_metrics_follow_a_known_workload(mariadb: MariaDbPair, broker: Broker,
@@ -147,7 +147,7 @@ def test_metrics_follow_a_known_workload(mariadb: MariaDbPair, broker: Broker,
         assert debezium("TotalTableCount", "snapshot") == 1  # the same table again
 
         assert conn.proc is not None
-        kill_binlog_dump(mariadb, reader_child(conn.proc.pid))
+        kill_binlog_dump(mariadb.replica, reader_child(conn.proc.pid))
         wait_for(lambda: debezium("NumberOfDisconnects", "streaming") == 1, 30,
                  "one disconnect counted")
         insert(mariadb, db, [3021])  # streamed after the reconnect
