@@ -27,7 +27,7 @@ from connector.engine import STEPPED_DOWN, Engine
 from connector.kafka import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
 from connector.leadership.lease import Lease
-from connector.offsets.store import OffsetStore
+from connector.offsets.store import OffsetStore, read_committed
 from connector.offsets.value import ConnectorOffsets
 from connector.start_checks import ServicesUnreachable, check_services
 from connector.start_position import replica_connection
@@ -99,8 +99,9 @@ class Supervisor:
     def run(self) -> int:
         """Stream until stopped, then flush, commit and exit 0 (or 1 when it failed)."""
         try:
-            if not self._check_services():
-                return 1  # stopped while FAILED, as after a failed Engine
+            state = self._check_services()
+            if state != "RUNNING":
+                return 1 if state == "FAILED" else 0  # stopped while idle, as after an Engine
             if self._stopped_while_starting():
                 return 0
             self.launch = read_launch_point(self.config, lambda: replica_connection(self.config))
@@ -114,16 +115,17 @@ class Supervisor:
             if self.lease is not None:
                 self.lease.close()
 
-    def _check_services(self) -> bool:
-        """Both services at once, every failure named, before any wait on either; False when
-        stopped first. Kafka not answering ends the run (a Connect worker does not start
-        without its broker). With REST, a database that does not answer or refuses the user
-        leaves the connector FAILED with that line as its trace, as Connect shows a task whose
-        start failed, and POST .../restart checks again; without REST the run ends."""
+    def _check_services(self) -> State:
+        """Both services at once, every failure named, before any wait on either; RUNNING
+        when both answer, else the state a SIGTERM found. Kafka not answering ends the run (a
+        Connect worker does not start without its broker). With REST, a database that does not
+        answer or refuses the user leaves the connector FAILED with that line as its trace, as
+        Connect shows a task whose start failed, and POST .../restart checks again (as does
+        resume after PUT .../stop); without REST the run ends."""
         while True:
             try:
                 check_services(self.config, lambda: replica_connection(self.config))
-                return True
+                return "RUNNING"
             except ServicesUnreachable as exc:
                 control = self.control
                 if control is None or exc.database is None or exc.kafka is not None:
@@ -132,9 +134,20 @@ class Supervisor:
                 if not self.stopping.is_set():
                     rest_log.error("connector failed; it stays FAILED until POST "
                                    "/connectors/%s/restart", self.config.name)
-                if self._while_idle(control, "FAILED", exc.database, None) != "RUNNING":
-                    return False
+                state = self._while_idle(control, "FAILED", exc.database,
+                                         self._committed_in_kafka())
+                if state != "RUNNING":
+                    return state
                 control.publish(EngineView(state="RESTARTING"))
+
+    def _committed_in_kafka(self) -> ConnectorOffsets | None:
+        """The offsets GET .../offsets shows while the start is FAILED: Kafka answered, and
+        they are read from it without the database."""
+        try:
+            return read_committed(self.config)
+        except Exception as exc:  # noqa: BLE001 - FAILED all the same, without offsets shown
+            log.warning("the committed offsets could not be read: %s", exc)
+            return None
 
     def _stopped_while_starting(self) -> bool:
         """A SIGTERM during a start step (each may wait up to 30 s) ends the run after it."""
@@ -201,7 +214,8 @@ class Supervisor:
 
     def _while_idle(self, control: EngineControl, state: State, trace: str | None,
                     committed: ConnectorOffsets | None) -> State:
-        """STOPPED or FAILED: answer commands here until one starts an Engine again."""
+        """STOPPED or FAILED: answer commands here until one starts an Engine again. A stop
+        while FAILED leaves it STOPPED, as Connect stops a connector from any state."""
         store: OffsetStore | None = None
         while not self.stopping.is_set():
             control.publish(EngineView(state=state, trace=trace, committed=committed))
@@ -225,6 +239,9 @@ class Supervisor:
                     continue
                 if kind in ("pause", "resume"):
                     self.paused = kind == "pause"
+                if kind == "stop" and state == "FAILED":
+                    state, trace = "STOPPED", None  # shown before the 204: offsets may change
+                    control.publish(EngineView(state=state, committed=committed))
                 command.reply.set_result(None)
                 if (kind == "restart" and state == "FAILED") or (
                         kind in ("pause", "resume") and state == "STOPPED"):

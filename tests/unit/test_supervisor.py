@@ -1,4 +1,5 @@
-"""Plain `gtidmark run` is the Supervisor without REST: engines scripted, no services."""
+"""The Supervisor with engines and start checks scripted, no services: plain `gtidmark run`,
+and with REST the FAILED start that waits for a restart or a stop."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from typing import Any
 import pytest
 
 from connector import supervisor as lifecycle
-from connector.config import parse_config
+from connector.config import ConfigError, parse_config
+from connector.control import CommandKind, EngineControl, EngineView
+from connector.engine import STEPPED_DOWN
+from connector.offsets.value import ConnectorOffsets
+from connector.start_checks import ServicesUnreachable
 
 CONFIG = parse_config({"name": "c", "config": {
     "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
@@ -59,7 +64,7 @@ def plain(monkeypatch: pytest.MonkeyPatch, *codes: int) -> tuple[
 
 def test_after_a_step_down_the_next_engine_waits_for_the_lease_and_retries_its_start(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    supervisor, engines, lease = plain(monkeypatch, lifecycle.STEPPED_DOWN, 1)
+    supervisor, engines, lease = plain(monkeypatch, STEPPED_DOWN, 1)
     assert supervisor._supervise() == 1
     assert lease.acquired == 2
     assert [(e["retry_start"], e["launch"], e["control"]) for e in engines.built] == [
@@ -75,7 +80,7 @@ def test_a_failed_engine_ends_a_plain_run_with_exit_1_at_once(
 
 def test_a_stop_before_a_step_down_exits_0_without_another_engine(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    supervisor, engines, _ = plain(monkeypatch, lifecycle.STEPPED_DOWN)
+    supervisor, engines, _ = plain(monkeypatch, STEPPED_DOWN)
     original = engines.__call__
 
     def then_stop(config: Any, control: Any, **kwargs: Any) -> Any:
@@ -97,3 +102,155 @@ def test_a_stop_during_the_start_checks_exits_0_before_the_next_step(
     monkeypatch.setattr(lifecycle, "read_launch_point", no_next_step)
     monkeypatch.setattr(lifecycle, "join_group", no_next_step)
     assert supervisor.run() == 0
+
+
+# -- with REST: a start the database refuses leaves the task FAILED ---------------------
+
+REST = parse_config({"name": "c", "config": {
+    "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
+    "topic.prefix": "shop", "bootstrap.servers": "kafka:9092", "rest.port": "8083"}})
+IN_KAFKA = ConnectorOffsets(gtids="uuid:1-5", file="binlog.000002", pos=4)
+
+
+class Watched(EngineControl):
+    """The REST channel, with a wait for a published view instead of a sleep."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changed = threading.Condition()
+
+    def publish(self, view: EngineView) -> None:
+        super().publish(view)
+        with self.changed:
+            self.changed.notify_all()
+
+    def wait_for(self, state: str, trace: str | None = None) -> EngineView:
+        with self.changed:
+            assert self.changed.wait_for(lambda: self.view().state == state and (
+                trace is None or self.view().trace == trace), 2.0), self.view()
+            return self.view()
+
+    def do(self, kind: CommandKind, payload: Any = None) -> None:
+        assert self.send(kind, payload).result(2.0) is None  # 204
+
+
+class Store:
+    """The offsets topic, opened only to be replaced while STOPPED."""
+
+    def __init__(self, _config: Any) -> None:
+        self.committed: ConnectorOffsets | None = None
+
+    def open(self, _admin: Any) -> None:
+        pass
+
+    def replace(self, value: ConnectorOffsets | None, _timeout: float) -> bool:
+        self.committed = value
+        return True
+
+
+class Started:
+    """`Supervisor.run` in a thread, its start checks scripted; what it returned or raised."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *checks: Exception | None) -> None:
+        self.checks, self.checked = list(checks), 0
+        self.control = Watched()
+        self.supervisor = lifecycle.Supervisor(REST, self.control)
+        monkeypatch.setattr(lifecycle, "check_services", self.check)
+        monkeypatch.setattr(lifecycle, "read_committed", lambda _config: IN_KAFKA)
+        monkeypatch.setattr(lifecycle, "read_launch_point", lambda *_a: "launch")
+        monkeypatch.setattr(lifecycle, "join_group", lambda _config: None)
+        monkeypatch.setattr(lifecycle, "OffsetStore", Store)
+        monkeypatch.setattr(lifecycle, "TopicAdmin", lambda _settings: None)
+        monkeypatch.setattr(self.supervisor, "_supervise", lambda: 0)  # streamed, then stopped
+        self.outcome: int | BaseException | None = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def check(self, *_a: Any) -> None:
+        self.checked += 1
+        failure = self.checks.pop(0) if self.checks else None
+        if failure is not None:
+            raise failure
+
+    def run(self) -> None:
+        try:
+            self.outcome = self.supervisor.run()
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            self.outcome = exc
+
+    def ended(self) -> int | BaseException | None:
+        self.thread.join(2.0)
+        assert not self.thread.is_alive()
+        return self.outcome
+
+    def stop(self) -> int | BaseException | None:
+        self.supervisor.request_stop()  # SIGTERM
+        self.control.send("pause")  # wakes the idle loop at once, as a request does
+        return self.ended()
+
+
+def refused(line: str) -> ServicesUnreachable:
+    return ServicesUnreachable(line, None)
+
+
+def test_a_restart_the_database_refuses_again_checks_again_and_shows_the_new_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started = Started(monkeypatch, refused("first"), refused("second"))
+    failed = started.control.wait_for("FAILED", "first")
+    assert failed.committed == IN_KAFKA  # read from Kafka, which answered
+    started.control.do("restart")
+    assert started.control.wait_for("FAILED", "second").committed == IN_KAFKA
+    assert started.checked == 2
+    assert started.stop() == 1  # stopped while FAILED
+
+
+def test_a_stop_while_the_start_is_failed_leaves_it_stopped_with_offsets_alterable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started = Started(monkeypatch, refused("down"))
+    started.control.wait_for("FAILED", "down")
+    started.control.do("stop")
+    view = started.control.view()  # already, when the 204 goes out
+    assert (view.state, view.trace, view.committed) == ("STOPPED", None, IN_KAFKA)
+    started.control.do("alter-offsets", {"gtids": "uuid:1-9", "signal_offset": None})
+    assert started.control.view().committed == ConnectorOffsets(gtids="uuid:1-9")
+    started.control.do("restart")  # Connect's restart leaves a stopped connector stopped
+    assert started.control.view().state == "STOPPED" and started.checked == 1
+    started.control.do("resume")
+    assert started.ended() == 0  # checked again, and started
+    assert started.checked == 2
+
+
+def test_a_sigterm_while_stopped_after_a_failed_start_exits_0(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started = Started(monkeypatch, refused("down"))
+    started.control.wait_for("FAILED", "down")
+    started.control.do("stop")
+    assert started.stop() == 0
+
+
+def test_settings_refused_on_restart_end_the_run_after_the_restart_is_answered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started = Started(monkeypatch, refused("down"), ConfigError("database.user lacks REPLICATION"))
+    started.control.wait_for("FAILED", "down")
+    started.control.do("restart")  # the client has its 204
+    outcome = started.ended()
+    assert isinstance(outcome, ConfigError)  # `gtidmark run` exits 2 with its lines
+    assert started.checked == 2
+
+
+def test_a_stop_while_a_streaming_task_is_failed_leaves_it_stopped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    engines, control = Engines(1), Watched()
+    monkeypatch.setattr(lifecycle, "Engine", engines)
+    supervisor = lifecycle.Supervisor(REST, control)
+    outcome: list[int] = []
+    thread = threading.Thread(target=lambda: outcome.append(supervisor._supervise()),
+                              daemon=True)
+    thread.start()
+    control.wait_for("FAILED", "trace")
+    control.do("stop")
+    assert control.view().state == "STOPPED"
+    supervisor.request_stop()
+    control.send("pause")
+    thread.join(2.0)
+    assert outcome == [0]  # stopped, not failed
