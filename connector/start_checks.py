@@ -55,7 +55,8 @@ def database_failure(config: ConnectorConfig, exc: Exception) -> str:
 
 def check_services(config: ConnectorConfig, connect: Callable[[], Any]) -> None:
     """Raise ConfigError (exit 2: the preflight's lines, then any unreachable service) or
-    ServicesUnreachable (exit 1) naming every failure found; return when both answer."""
+    ServicesUnreachable naming every failure found (exit 1, except a database alone failing
+    with REST: the task is FAILED until a restart); return when both answer."""
     refused: list[ConfigError] = []  # the preflight's report
     unreachable: list[str] = []  # the database's line
     kafka: str | None = None
