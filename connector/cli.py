@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the connector in the foreground",
                          description="Stream the replica's binlog to Kafka until SIGTERM/SIGINT, "
-                         "then flush, commit offsets and exit 0.")
+                         "then flush, commit offsets and exit 0 (1 if the task is FAILED "
+                         "behind rest.port; PUT .../stop first makes it 0).")
     run.add_argument("--config", required=True, help="connector JSON file (Kafka Connect shape)")
 
     sig = sub.add_parser("signal", help="send a signal to a running connector",
@@ -95,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--condition", action="append", default=[], metavar="TABLE=FILTER",
                       help='extra WHERE fragment for one table, e.g. "app.orders=id < 1000"; '
                       "repeatable")
-    snap.add_argument("--surrogate-key", help="column to chunk by when a table has no primary key")
+    snap.add_argument("--surrogate-key", help="column to order chunks by (then the primary key, if any); "
+                      "needed for a table without one")
     for name, text in (("stop-snapshot", "cancel a running snapshot (all or --tables)"),
                        ("pause-snapshot", "pause the running snapshot"),
                        ("resume-snapshot", "resume a paused snapshot")):

@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "repeatable")
     p.add_argument("--warehouse", default="./spark-warehouse",
                    help="warehouse path of the Hadoop catalog (default ./spark-warehouse)")
-    p.add_argument("--catalog-name", default="gtidmark", help="Spark catalog name")
+    p.add_argument("--catalog-name", default="gtidmark", help="Spark catalog name (default gtidmark)")
     p.add_argument("--catalog-conf", action="append", default=[], metavar="KEY=VALUE",
                    help="spark.sql.catalog.<name>.KEY=VALUE (e.g. type=rest, uri=...); "
                    "replaces the local Hadoop catalog defaults (visible in ps: put secrets "
@@ -199,14 +199,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--namespace", help="put every table in this namespace (default: the "
                    "database part of the topic name)")
     p.add_argument("--max-offsets-per-batch", type=int, default=100_000,
-                   help="cap of offsets read per micro-batch over all partitions; 0 = no cap")
+                   help="cap of offsets read per micro-batch over all partitions; 0 = no cap "
+                   "(default 100000)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true",
                       help="process what is in the topics now, then exit")
     mode.add_argument("--trigger-interval", type=float, default=10.0, metavar="SECONDS",
-                      help="seconds between micro-batches when running continuously")
+                      help="seconds between micro-batches when running continuously "
+                      "(default 10)")
     p.add_argument("--dead-letter", default="gtidmark-dead-letter.jsonl", metavar="PATH",
-                   help="JSON-lines file for records that cannot be applied")
+                   help="JSON-lines file for records that cannot be applied "
+                   "(default gtidmark-dead-letter.jsonl)")
     p.add_argument("--jars", help="comma-separated extra jars for the Spark session")
     p.add_argument("--packages", help="comma-separated Maven coordinates (spark.jars.packages)")
     p.add_argument("--no-local-jars", action="store_true",
@@ -216,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra Spark setting, repeatable")
     maintenance_options.add_arguments(p)
     p.add_argument("--log-level", default="INFO", type=str.upper,
-                   choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="logging threshold (default INFO)")
     p.add_argument("--metrics-port", type=int, metavar="PORT",
                    help="serve Prometheus metrics on this port (default: off)")
     return p
