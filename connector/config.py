@@ -150,6 +150,17 @@ class ConnectorConfig(BaseModel):
     failure_handling_mode: Literal["fail", "warn", "skip", "ignore"] = Field(
         "fail", alias="event.processing.failure.handling.mode"
     )
+    # KIP-618: records and their offsets in one Kafka transaction. `required` (or the Connect
+    # worker's exactly.once.source.support=enabled) turns it on; `requested`, Connect's
+    # default, is at-least-once here as on a worker without exactly-once support.
+    exactly_once_support: Literal["requested", "required"] = Field(
+        "requested", alias="exactly.once.support")
+    exactly_once_source_support: Literal["disabled", "preparing", "enabled"] = Field(
+        "disabled", alias="exactly.once.source.support")
+    transaction_boundary: Literal["poll", "interval", "connector"] = Field(
+        "poll", alias="transaction.boundary")
+    transaction_boundary_interval_ms: int = Field(
+        60_000, alias="transaction.boundary.interval.ms", ge=1)  # offset.flush.interval.ms's
     ha_enabled: bool = Field(True, alias="ha.enabled")
     ha_session_timeout_ms: int = Field(10_000, alias="ha.session.timeout.ms", ge=1000,
                                        le=300_000)
@@ -259,6 +270,17 @@ class ConnectorConfig(BaseModel):
     def topic_creation(self) -> TopicCreation:
         """How new topics are created (`topic.creation.*`, validated in parse_config)."""
         return TopicCreation.parse(self.topic_creation_settings)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.exactly_once_support == "required" or \
+            self.exactly_once_source_support == "enabled"
+
+    @property
+    def transactional_id(self) -> str:
+        """Shaped as Connect's `<worker group>-<connector>-<task>`: every instance of one
+        connector shares it, so the broker fences all but the newest (`init_transactions`)."""
+        return self.producer.get("transactional.id") or f"gtidmark-{self.name}-0"
 
     @property
     def signal_kafka_topic(self) -> str:

@@ -44,6 +44,7 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[Messa
     the last offsets are commit markers that no consumer receives.
     """
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "tests-reader",
+                         "isolation.level": "read_committed",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "enable.partition.eof": True, "fetch.wait.max.ms": 10})
     try:

@@ -147,6 +147,17 @@ class OffsetStore:
         self._write(ready.state)
         return True
 
+    def record(self, state: ConnectorOffsets) -> tuple[str, bytes, bytes, int]:
+        """`state` as the offsets record (topic, key, value, partition) a transaction takes."""
+        self._opened()
+        return self._topic, self._key, state.to_bytes(), self.partition
+
+    def committed_in_transaction(self, state: ConnectorOffsets) -> None:
+        """`state` was committed with its records in one Kafka transaction."""
+        self._pending.clear()
+        self._waiting_since = None
+        self.committed = state
+
     def seed(self, state: ConnectorOffsets) -> None:
         """Write `state` at once, with no records to wait for (benchmark start positions)."""
         self._write(state)
