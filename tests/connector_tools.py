@@ -215,7 +215,10 @@ member = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
 member.subscribe([topic])
 told = False
 while True:
-    member.poll(0.1)
+    msg = member.poll(0.1)
+    if msg is not None and msg.error() is not None and not told:  # e.g. a refused join
+        print(f"error {msg.error().str()}", flush=True)
+        sys.exit(1)
     if member.assignment() and not told:
         print("holding", flush=True)
         told = True
@@ -224,14 +227,16 @@ while True:
 
 @contextmanager
 def lease_holder(bootstrap: str, connector_name: str, signal_topic: str,
-                 session_ms: int = 3000) -> Iterator[subprocess.Popen[str]]:
+                 session_ms: int = 6000) -> Iterator[subprocess.Popen[str]]:
     """A process that holds `connector_name`'s lease (it joined the group first) until the
     test kills it, as a leader on another host would."""
     holder = subprocess.Popen([sys.executable, "-c", _LEASE_HOLDER, bootstrap,
                                f"{connector_name}-leader", signal_topic, str(session_ms)],
                               stdout=subprocess.PIPE, text=True)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        assert holder.stdout is not None
+        said = holder.stdout.readline()  # "error ..." and an exit when the join is refused
+        assert said == "holding\n", f"the lease holder did not join: {said!r}"
         yield holder
     finally:
         holder.kill()
