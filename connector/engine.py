@@ -253,6 +253,7 @@ class Engine:
             for tx in batch:
                 dispatcher.apply(tx, self.position)
                 if tx.partial:
+                    self.snapshots.after_piece(tx.gtid)
                     continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
                 self.xa_hold = tx.hold

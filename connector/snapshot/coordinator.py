@@ -10,7 +10,9 @@ selected again with new watermarks.
 The reader works one chunk ahead, in its own process (chunk_reader.py): when a window
 opens, the next chunk is asked for. By the time it opens, the stream may have emitted
 changes its L does not hold; the keys the stream touched since the chunk was asked for
-(`RecentChanges`) are replayed into its window, which drops those rows.
+(`RecentChanges`) are replayed into its window, which drops those rows. Pieces of a large
+transaction that went out before the table's first request were not kept: a window opens
+only once its L holds that transaction.
 
 What a signal does to the state is `actions`'; a signal's catalog reads are the `source`'s;
 a table's chunking and largest key are the chunk reader's too (table_reads.py), so the
@@ -85,6 +87,7 @@ class SnapshotCoordinator:
         self._asked: ChunkRequest | TableRequest | None = None  # whose answer comes next
         self._recent: RecentChanges | None = None  # the head table's keys since a request
         self._keyed: ChunkedTable | None = None  # how the watched table's binlog rows key
+        self._reading: Gtid | None = None  # a transaction of which pieces went out, not ended
         self.state = SnapshotState(chunk_size=config.chunk_size,
                                    chunk_delay_ms=config.chunk_delay_ms)
         self._open: _Open | None = None
@@ -190,8 +193,13 @@ class SnapshotCoordinator:
             if isinstance(self._asked, TableRequest):
                 self._asked = None  # they may be the old ones
 
+    def after_piece(self, gtid: Gtid) -> None:
+        """A piece of a large transaction went out; it has not ended (the position stays)."""
+        self._reading = gtid
+
     def after_transaction(self, processed: Position, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
+        self._reading = None
         if self._recent is not None:
             self._recent.end_transaction(processed)
         self._close_if_ready(processed)
@@ -276,7 +284,8 @@ class SnapshotCoordinator:
              processed: Position) -> None:
         """Ask the reader for the chunk after `after`; the stream's keys are kept from now."""
         if self._recent is None or self.watched_table != progress.table:
-            self._recent = RecentChanges(processed)
+            # The keys of pieces already out are unknown: L must hold their transaction.
+            self._recent = RecentChanges(processed, self._reading)
         self.watched_table, self._keyed = progress.table, table
         self._asked = ChunkRequest(
             number=next(self._numbers), table=progress.table,
