@@ -339,7 +339,8 @@ class Engine:
                 total_tables=len(meter.tables), remaining_tables=len(state.tables),
                 rows_scanned=scanned, chunk=snap.chunks_opened,
                 window_open_s=0.0 if opened is None else time.monotonic() - opened,
-                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped))
+                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped,
+                failed=tuple((f.table, f.reason) for f in state.failed)))
 
     def _shutdown(self) -> int:
         log.info("stopping: flushing %d in-flight records", self.sink.in_flight())
