@@ -12,7 +12,7 @@ from confluent_kafka import KafkaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.sink import DeliveryFailed, Sink, ha_producer
+from connector.kafka.sink import DeliveryFailed, Sink, ha_producer
 
 
 @pytest.fixture
