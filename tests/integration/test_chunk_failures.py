@@ -22,8 +22,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.connector_tools import ROOT, ConnectorProcess, SourcePair
 from tests.integration.test_snapshot import signal, start
 from tests.integration.test_snapshot_keys import reads
+from tests.kafka_services import Broker
 from tests.rest_tools import RestClient
-from tests.services import Broker, free_port, wait_for
+from tests.services import free_port, wait_for
 from tests.workload import insert_sequence
 
 pytestmark = pytest.mark.integration
