@@ -338,7 +338,7 @@ class SnapshotCoordinator:
         head = self._head()
         delay = self._retries.failed(code, None if head is None else head.table, reason)
         if delay is None:
-            self._finish_table(failed=f"{reason}, {self._retries.failures} tries")
+            self._finish_table(failed=f"{reason}, {self._retries.tries()}")
             return
         self._table = None  # read its columns again too: a DDL may be why
         self._next_chunk_at = time.monotonic() + delay

@@ -23,15 +23,18 @@ MAX_DELAY_S = 8.0
 class ReadRetries:
     """Consecutive failed reads of the snapshot's head table."""
 
-    __slots__ = ("failures",)
+    __slots__ = ("failures", "table")
 
     def __init__(self) -> None:
         self.failures = 0
+        self.table: str | None = None  # whose reads they are (a stopped table's do not count)
 
     def failed(self, code: int | None, table: str | None, reason: str) -> float | None:
         """One more failure with error `code` (`reason`) reading `table` (None: the list of
         captured tables, which never fails): seconds to wait before the next try, said in
         one line, or None when the table's snapshot fails."""
+        if table != self.table:
+            self.failures, self.table = 0, table
         self.failures += 1
         if code in TRANSIENT_CODES:
             retry = self.failures < READ_ATTEMPTS
@@ -47,3 +50,7 @@ class ReadRetries:
 
     def succeeded(self) -> None:
         self.failures = 0
+
+    def tries(self) -> str:
+        """How many reads failed, for the FAILED line."""
+        return f"{self.failures} {'try' if self.failures == 1 else 'tries'}"

@@ -112,7 +112,7 @@ def test_a_denied_select_fails_the_table_at_once() -> None:
     snap, reader, _ = two_tables()
     refuse(snap, reader, DENIED)
     assert [t.table for t in snap.state.tables] == ["d.u"]
-    assert [f.reason for f in snap.state.failed] == ["error 1142 (SELECT denied), 1 tries"]
+    assert [f.reason for f in snap.state.failed] == ["error 1142 (SELECT denied), 1 try"]
 
 
 def test_a_lost_connection_is_retried_for_as_long_as_it_lasts() -> None:
@@ -129,3 +129,11 @@ def test_a_failed_table_dropped_is_failed_no_more() -> None:
     assert failed_metrics(snap) == {"d.t": 1}
     snap.on_ddl("d.t", "DROP")  # dropped: none of its rows are missing any more
     assert not snap.state.failed and failed_metrics(snap) == {}
+
+
+def test_the_failures_of_a_stopped_table_do_not_count_for_the_next() -> None:
+    counted = retries.ReadRetries()
+    for _ in range(retries.READ_ATTEMPTS - 1):
+        assert counted.failed(1317, "d.t", "killed") is not None
+    assert counted.failed(1317, "d.u", "killed") is not None  # d.t was stopped meanwhile
+    assert counted.tries() == "1 try"

@@ -125,9 +125,9 @@ def test_initial_snapshot_is_pending_under_its_own_id() -> None:
 
 
 def test_a_table_snapshotted_again_or_stopped_is_failed_no_more() -> None:
-    failed = [FailedTable("app.a", "error 1142 (SELECT denied), 1 tries", "s", 1.0),
-              FailedTable("app.b", "error 1142 (SELECT denied), 1 tries", "s", 1.0),
-              FailedTable("app.c", "error 1142 (SELECT denied), 1 tries", "s", 1.0)]
+    failed = [FailedTable("app.a", "error 1142 (SELECT denied), 1 try", "s", 1.0),
+              FailedTable("app.b", "error 1142 (SELECT denied), 1 try", "s", 1.0),
+              FailedTable("app.c", "error 1142 (SELECT denied), 1 try", "s", 1.0)]
     state = SnapshotState(failed=list(failed))
     actions.act(state, execute("app.a"), Catalog("app.a", "app.b", "app.c"))
     assert queued(state) == ["app.a"] and state.failed == failed[1:]
