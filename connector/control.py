@@ -42,6 +42,7 @@ class SnapshotView:
     window_open_s: float = 0.0  # how long the current chunk's window has been open
     chunks_reselected: int = 0
     rows_dropped: int = 0
+    failed: tuple[tuple[str, str], ...] = ()  # (table, why) of snapshots that FAILED
 
 
 @dataclass(frozen=True)

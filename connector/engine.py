@@ -270,6 +270,7 @@ class Engine:
                 dispatcher.apply(tx, self.position)
                 self.source_open = tx.partial
                 if tx.partial:
+                    self.snapshots.after_piece(tx.gtid)
                     continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
                 self.xa_hold = tx.hold
@@ -356,7 +357,8 @@ class Engine:
                 total_tables=len(meter.tables), remaining_tables=len(state.tables),
                 rows_scanned=scanned, chunk=snap.chunks_opened,
                 window_open_s=0.0 if opened is None else time.monotonic() - opened,
-                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped))
+                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped,
+                failed=tuple((f.table, f.reason) for f in state.failed)))
 
     def _shutdown(self) -> int:
         log.info("stopping: flushing %d in-flight records", self.sink.in_flight())

@@ -71,12 +71,14 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     ts_sec = committed.ts_sec
     status["last_event_age_s"] = round(time.time() - ts_sec, 1) if ts_sec else None
     snapshot = committed.snapshot
-    if snapshot is not None:
+    if snapshot is not None and snapshot.active:
         status["snapshot"] = {"id": snapshot.id, "paused": snapshot.paused,
                               "chunk_size": snapshot.chunk_size,
                               "chunk_delay_ms": snapshot.chunk_delay_ms,
                               "tables": [t.describe() for t in snapshot.tables],
                               "progress": [t.numbers() for t in snapshot.tables]}
+    if snapshot is not None and snapshot.failed:
+        status["snapshot_failed"] = [f.to_json() for f in snapshot.failed]
     try:
         settings = config.mysql_settings()
         settings["password"] = settings.pop("passwd")
@@ -128,4 +130,7 @@ def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
             print(f"    {line}")
     else:
         print("  no snapshot running")
+    for failed in status.get("snapshot_failed", []):
+        print(f"  snapshot of {failed['table']} FAILED ({failed['reason']}): its rows were not "
+              "all sent; send execute-snapshot for it again")
     return 0

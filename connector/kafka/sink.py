@@ -79,12 +79,13 @@ class SendGuard(Protocol):
 class _Epoch:
     """A run of consecutive records sharing one delivery callback (no closure per record)."""
 
-    __slots__ = ("end", "pending", "sink")
+    __slots__ = ("end", "lost", "pending", "sink")
 
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.pending = 0
         self.end = -1  # sequence number after the last record; -1 while records join it
+        self.lost = False  # a record failed: the acknowledged watermark never passes it
 
     def delivered(self, err: KafkaError | None, msg: Message) -> None:
         self.pending -= 1
@@ -96,6 +97,7 @@ class _Epoch:
         else:
             self.sink.failure = f"delivery to {msg.topic()} failed: {err.str()}"
             self.sink.timed_out = err.code() == KafkaError._MSG_TIMED_OUT
+        self.lost = self.sink.failure is not None  # a record skipped on request is not lost
 
 
 class Sink:
@@ -144,16 +146,18 @@ class Sink:
     def all_acked(self, upto: int) -> bool:
         """True when every record with sequence number < `upto` is acknowledged.
 
-        Exact at the sequence numbers `mark` returned, and whenever nothing is in flight.
+        Exact at the sequence numbers `mark` returned, and whenever nothing is in flight;
+        never after a delivery failed (no offsets may be committed from then on).
         """
         self._advance()
-        return self._acked_through >= upto - 1
+        return self.failure is None and self._acked_through >= upto - 1
 
     def _advance(self) -> None:
+        """Move `acked_through` over epochs fully delivered; never into one with a lost record."""
         closed = self._closed
-        while closed and closed[0].pending == 0:
+        while closed and closed[0].pending == 0 and not closed[0].lost:
             self._acked_through = closed.popleft().end - 1
-        if not closed and self._epoch.pending == 0:
+        if not closed and self._epoch.pending == 0 and not self._epoch.lost:
             self._acked_through = self._next_seq - 1
 
     def send(self, topic: str, key: bytes | None, value: bytes | None,

@@ -80,11 +80,18 @@ def task_state(config: ConnectorConfig, view: EngineView) -> dict[str, Any] | No
 
 
 def state_info(config: ConnectorConfig, view: EngineView) -> dict[str, Any]:
-    """A failure is the task's, as when a Connect task's poll throws: the connector runs."""
+    """A failure is the task's, as when a Connect task's poll throws: the connector runs.
+
+    Tables whose snapshot FAILED are listed under `snapshot` (absent when none: Connect's
+    own shape otherwise)."""
     connector_state: State = "RUNNING" if view.state == "FAILED" else view.state
     task = task_state(config, view)
-    return {"name": config.name, "connector": _state(connector_state, worker_id(config), None),
-            "tasks": [] if task is None else [task], "type": CONNECTOR_TYPE}
+    out = {"name": config.name, "connector": _state(connector_state, worker_id(config), None),
+           "tasks": [] if task is None else [task], "type": CONNECTOR_TYPE}
+    if view.snapshot.failed:
+        out["snapshot"] = {"failed": [{"table": table, "state": "FAILED", "reason": reason}
+                                      for table, reason in view.snapshot.failed]}
+    return out
 
 
 def source_partition(config: ConnectorConfig) -> dict[str, Any]:

@@ -137,6 +137,15 @@ class EngineCollector(Collector):
         yield gauge("gtidmark_snapshot_window_open_seconds",
                     "how long the current chunk's watermark window has been open",
                     snap.window_open_s)
+        yield gauge("gtidmark_snapshot_failed_tables",
+                    "tables whose snapshot FAILED (rows not all sent) and has not run again",
+                    len(snap.failed))
+        failed = GaugeMetricFamily("gtidmark_snapshot_table_failed",
+                                   "1 for each table whose snapshot FAILED",
+                                   labels=["connector", "table"])
+        for table, _ in snap.failed:
+            failed.add_metric([self._connector, table], 1)
+        yield failed
         yield counter("gtidmark_snapshot_chunks_reselected",
                       "chunks selected again (low watermark behind the stream, or DDL)",
                       snap.chunks_reselected)

@@ -72,21 +72,26 @@ def execute(state: SnapshotState, signal: ExecuteSnapshot, catalog: TableCatalog
         raise SnapshotRefused(f"the snapshot queue would exceed {MAX_STATE_BYTES} bytes "
                               "in the offsets (too many tables or filters too long)")
     state.tables += plan.added
+    state.forget_failed({t.table for t in plan.added})
     state.id = state.id or signal.id or str(uuid.uuid4())
     return f"snapshot {state.id}: {plan.summary()}"
 
 
 def stop(state: SnapshotState, collections: list[str]) -> str:
-    """Drop the tables matching `collections` from the queue (all of them if empty)."""
+    """Drop the tables matching `collections` from the queue (all of them if empty), and
+    their FAILED marks: the user knows."""
     if not collections:
         stopped = [t.table for t in state.tables]
         state.tables.clear()
         state.initial = False
+        state.failed = []
     else:
         budget = MatchBudget()
         stopped = [t.table for t in state.tables
                    if any(collection_matches(p, t.table, budget) for p in collections)]
         state.tables = [t for t in state.tables if t.table not in stopped]
+        state.forget_failed({f.table for f in state.failed
+                             if any(collection_matches(p, f.table, budget) for p in collections)})
     return f"snapshot stopped for {', '.join(stopped) or 'nothing (none running)'}"
 
 

@@ -10,7 +10,9 @@ selected again with new watermarks.
 The reader works one chunk ahead, in its own process (chunk_reader.py): when a window
 opens, the next chunk is asked for. By the time it opens, the stream may have emitted
 changes its L does not hold; the keys the stream touched since the chunk was asked for
-(`RecentChanges`) are replayed into its window, which drops those rows.
+(`RecentChanges`) are replayed into its window, which drops those rows. Pieces of a large
+transaction that went out before the table's first request were not kept: a window opens
+only once its L holds that transaction.
 
 What a signal does to the state is `actions`'; a signal's catalog reads are the `source`'s;
 a table's chunking and largest key are the chunk reader's too (table_reads.py), so the
@@ -31,13 +33,14 @@ from connector.config import ConnectorConfig
 from connector.events.envelope import RowEncoding
 from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
-from connector.snapshot import actions
+from connector.snapshot import actions, outcome
 from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
 from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress
+from connector.snapshot.retries import ReadRetries
 from connector.snapshot.session import SqlError
 from connector.snapshot.source import ChunkRequest, ChunkSource, ColumnsChanged, SelectedChunk
-from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.sql_errors import describe, error_code
 from connector.snapshot.state import SnapshotState
 from connector.snapshot.table_reads import TableRead, TableRefused, TableRequest
 from connector.snapshot.tables import ChunkedTable
@@ -85,6 +88,7 @@ class SnapshotCoordinator:
         self._asked: ChunkRequest | TableRequest | None = None  # whose answer comes next
         self._recent: RecentChanges | None = None  # the head table's keys since a request
         self._keyed: ChunkedTable | None = None  # how the watched table's binlog rows key
+        self._reading: Gtid | None = None  # a transaction of which pieces went out, not ended
         self.state = SnapshotState(chunk_size=config.chunk_size,
                                    chunk_delay_ms=config.chunk_delay_ms)
         self._open: _Open | None = None
@@ -92,6 +96,7 @@ class SnapshotCoordinator:
         self.watched_table: str | None = None  # read by the dispatcher for every change
         self._next_chunk_at = 0.0
         self._unsafe = 0
+        self._retries = ReadRetries()  # the head table's reads that failed in a row
         self._next_log = 0.0
         self._file = ""
         self._pos = 0
@@ -118,7 +123,7 @@ class SnapshotCoordinator:
         # Copies: `saved` is also the offsets store's last committed value.
         self.state = SnapshotState(id=saved.id, tables=[replace(t) for t in saved.tables],
                                    paused=saved.paused, chunk_size=size, chunk_delay_ms=delay,
-                                   initial=saved.initial)
+                                   initial=saved.initial, failed=list(saved.failed))
         self.meter.observe(self.state)
         if self.state.tables:
             log.info("snapshot %s resumes%s: %s", self.state.id,
@@ -184,14 +189,21 @@ class SnapshotCoordinator:
             log.warning("table %s dropped during its snapshot; its snapshot ends", table_id)
             self.state.tables = [t for t in tables if t.table != table_id]
             self.meter.observe(self.state)
+        if kind in ("DROP", "RENAME"):
+            self.state.forget_failed({table_id})  # no rows of it are missing any more
         head = self._head()
         if head is not None and head.table == table_id:
             self._table = None  # read the new columns before the next chunk
             if isinstance(self._asked, TableRequest):
                 self._asked = None  # they may be the old ones
 
+    def after_piece(self, gtid: Gtid) -> None:
+        """A piece of a large transaction went out; it has not ended (the position stays)."""
+        self._reading = gtid
+
     def after_transaction(self, processed: Position, file: str = "", pos: int = 0) -> None:
         self._file, self._pos = file or self._file, pos or self._pos
+        self._reading = None
         if self._recent is not None:
             self._recent.end_transaction(processed)
         self._close_if_ready(processed)
@@ -217,7 +229,7 @@ class SnapshotCoordinator:
                 self._queue_all_tables()
         except SqlError as exc:
             self._source.close()
-            self._read_failed(exc, describe(exc))
+            self._read_failed(error_code(exc), describe(exc))
             return
         progress = self._ready_head()
         if progress is None:
@@ -238,7 +250,7 @@ class SnapshotCoordinator:
         if isinstance(answer, ChunkReadFailed):
             if answer.fatal:
                 raise RuntimeError(f"snapshot chunk of {progress.table}: {answer.reason}")
-            self._read_failed(answer, answer.reason)
+            self._read_failed(answer.code, answer.reason)
             return
         if isinstance(answer, ColumnsChanged):
             log.info("columns of %s changed since its schema was read; reading it again",
@@ -257,10 +269,9 @@ class SnapshotCoordinator:
 
     def _table_read(self, progress: TableProgress, answer: TableRead | TableRefused,
                     processed: Position) -> None:
-        """The head's chunking is read: ask for its next chunk (or skip the table)."""
+        """The head's chunking is read: ask for its next chunk (or fail the table)."""
         if isinstance(answer, TableRefused):
-            log.warning("snapshot of %s skipped: %s", progress.table, answer.reason)
-            self._finish_table(skipped=True)
+            self._finish_table(failed=answer.reason)
             return
         table = answer.chunked()
         self._table = (progress, table)
@@ -276,7 +287,8 @@ class SnapshotCoordinator:
              processed: Position) -> None:
         """Ask the reader for the chunk after `after`; the stream's keys are kept from now."""
         if self._recent is None or self.watched_table != progress.table:
-            self._recent = RecentChanges(processed)
+            # The keys of pieces already out are unknown: L must hold their transaction.
+            self._recent = RecentChanges(processed, self._reading)
         self.watched_table, self._keyed = progress.table, table
         self._asked = ChunkRequest(
             number=next(self._numbers), table=progress.table,
@@ -313,6 +325,7 @@ class SnapshotCoordinator:
             self._next_chunk_at = time.monotonic() + min(0.001 * self._unsafe, 0.1)
             return
         self._unsafe = 0
+        self._retries.succeeded()
         self._recent.forget_covered(chunk.low)
         self._open = _Open(window, table, chunk, time.monotonic())
         self.chunks_opened += 1
@@ -320,16 +333,15 @@ class SnapshotCoordinator:
         if chunk.full and not delay and chunk.last_key != progress.max_key:
             self._ask(progress, table, chunk.last_key, processed)  # read ahead
 
-    def _read_failed(self, exc: BaseException, reason: str) -> None:
+    def _read_failed(self, code: int | None, reason: str) -> None:
+        """Read the head table again after a backoff, or fail its snapshot (`retries`)."""
         head = self._head()
-        if is_connection_error(exc) or head is None:
-            log.warning("snapshot chunk of %s failed (%s); retrying in 1s",
-                        "?" if head is None else head.table, reason)
-            self._next_chunk_at = time.monotonic() + 1.0
+        delay = self._retries.failed(code, None if head is None else head.table, reason)
+        if delay is None:
+            self._finish_table(failed=f"{reason}, {self._retries.tries()}")
             return
-        log.warning("snapshot of %s skipped: the replica refused its chunk query (%s)",
-                    head.table, reason)
-        self._finish_table(skipped=True)
+        self._table = None  # read its columns again too: a DDL may be why
+        self._next_chunk_at = time.monotonic() + delay
 
     def _ready_head(self) -> TableProgress | None:
         """The queue's head; tables found empty leave (complete, 0 rows)."""
@@ -375,25 +387,18 @@ class SnapshotCoordinator:
         self._next_chunk_at = time.monotonic() + \
             self.state.throttle(self._configured)[1] / 1000.0
 
-    def _finish_table(self, skipped: bool = False) -> None:
+    def _finish_table(self, failed: str | None = None) -> None:
+        """The head table is done: complete, or FAILED (`failed`: why)."""
         progress = self.state.tables.pop(0)
         self._table = None
         self._drop_window()
-        if not skipped:
-            log.info("snapshot of %s complete: %d rows in %.1fs", progress.table, progress.rows,
-                     time.time() - progress.started)
+        self._retries.succeeded()
+        if failed is None:
             self.completed.append(progress.table)
-        if not self.state.tables:
-            log.info("snapshot %s finished", self.state.id)
-            self.meter.finished()
-            self.state.id = None
+        outcome.table_ended(self.state, self.meter, progress, failed)
 
     def log_progress(self) -> None:
         now = time.monotonic()
-        head = self._head()
-        if head is None or now < self._next_log or head.max_key is None:
-            return  # nothing to say before the table's bounds are read ("0/0 rows, 100%")
-        self._next_log = now + PROGRESS_LOG_INTERVAL
-        rest = len(self.state.tables) - 1
-        log.info("snapshot%s %s%s", " (paused)" if self.state.paused else "", head.describe(),
-                 f"; {rest} more table(s) queued" if rest else "")
+        if now >= self._next_log and (line := outcome.progress_line(self.state)):
+            self._next_log = now + PROGRESS_LOG_INTERVAL
+            log.info("%s", line)

@@ -1,7 +1,8 @@
 """The incremental snapshot's lifecycle as Debezium's SnapshotMeter keeps it, for /metrics.
 
 Debezium marks a snapshot started when its tables are known, completed when the last one is
-read, aborted when a stop signal empties it; a new one clears both flags. Its table count only
+read, aborted when a stop signal empties it (here also when a table's snapshot FAILED: it
+did not complete); a new one clears both flags. Its table count only
 grows: every table any snapshot covered since the connector started.
 """
 
@@ -31,11 +32,11 @@ class SnapshotMeter:
         elif self.running and not state.active:
             self._stop(completed=False)
 
-    def finished(self) -> None:
-        """The last table was read (or there was none to read)."""
+    def finished(self, failed: bool = False) -> None:
+        """The last table was read (or there was none to read); `failed`: not all of them."""
         if not self.running:
             self.started_at = time.monotonic()
-        self._stop(completed=True)
+        self._stop(completed=not failed)
 
     def duration_s(self) -> float:
         """Start to end, or to now while it runs (Debezium's SnapshotDurationInSeconds)."""

@@ -147,17 +147,22 @@ class RecentChanges:
     than the SELECT: replaying their keys into the window drops the rows they touched (the
     emitted events carry the state), which makes the window safe, if the retained history
     reaches back to L. Bounded by `max_rows`; the oldest transactions go first, and of a
-    transaction larger than that, only that L holds it makes a window safe.
+    transaction whose keys are not all kept (larger than that, or `reading` when the keeping
+    began), only that L holds it makes a window safe.
     """
 
     __slots__ = ("_base", "_current", "_max_rows", "_overflow", "_rows", "_txs")
 
-    def __init__(self, start: Position, max_rows: int = 100_000) -> None:
+    def __init__(self, start: Position, reading: Gtid | None, max_rows: int = 100_000) -> None:
+        """`start`: the stream's position; `reading`: the transaction whose first pieces
+        already went out (a large one is emitted in pieces), None between transactions."""
         self._base = start  # everything not retained is covered by this position
         self._max_rows = max_rows
         self._txs: deque[tuple[Position, list[tuple[str, Gtid, Key]]]] = deque()
         self._current: list[tuple[str, Gtid, Key]] = []
-        self._overflow: Gtid | None = None  # a transaction being read beyond max_rows keys
+        # The transaction being read whose keys are not all kept (beyond max_rows, or
+        # pieces emitted before this history began).
+        self._overflow: Gtid | None = reading
         self._rows = 0
 
     def record(self, table_id: str, gtid: Gtid, key: Key) -> None:

@@ -139,11 +139,12 @@ def test_non_unique_surrogate_key_loses_no_rows(
     arrived = wait_for(five_reads, 30, "five snapshot reads of sk")
     assert sorted(r["id"] for r in arrived) == [1, 2, 3, 4, 5]
     log = proc.log()
-    assert f"snapshot of {db}.nopk skipped: surrogate key 'grp' has no unique index" in log
-    assert f"snapshot of {db}.nul skipped: surrogate key 'grp' is nullable" in log
+    assert f"snapshot of {db}.nopk FAILED after 0 rows: surrogate key 'grp' has no unique " \
+           "index" in log
+    assert f"snapshot of {db}.nul FAILED after 0 rows: surrogate key 'grp' is nullable" in log
 
 
-def test_table_renamed_while_queued_is_skipped_and_the_snapshot_goes_on(
+def test_table_renamed_while_queued_fails_and_the_snapshot_goes_on(
         mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
         connector: list[ConnectorProcess]) -> None:
     db = unique_name
@@ -160,7 +161,7 @@ def test_table_renamed_while_queued_is_skipped_and_the_snapshot_goes_on(
     proc.wait_log(f"snapshot of {db}.a starts")
     p.execute(f"RENAME TABLE {db}.b TO {db}.b_old")
     proc.wait_log(f"snapshot of {db}.c complete", timeout=120)
-    assert f"snapshot of {db}.b skipped: table {db}.b not found" in proc.log()
+    assert f"snapshot of {db}.b FAILED after 0 rows: table {db}.b not found" in proc.log()
     assert proc.proc is not None and proc.proc.poll() is None and proc.starts == 1
     wait_caught_up(mariadb, broker, proc_doc(proc))
     assert len(reads(broker, f"{db}.{db}.c")) == 2000

@@ -7,6 +7,7 @@ kept keys and the coordinator are the product's.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from typing import Any
 
@@ -157,3 +158,24 @@ def test_a_window_opened_between_pieces_of_a_transaction_drops_what_they_changed
     snap.after_transaction(pos(11))
     snap.step(pos(11), caught_up=True)
     assert emitted[1] == [row(4, 0)]  # key 3's r row would overwrite the piece's u event
+
+
+def test_pieces_out_before_the_tables_first_request_keep_its_window_until_l_has_them() -> None:
+    """A large transaction's first piece changed key 1 before the table was watched: its
+    keys were never kept, so a chunk whose L lacks that transaction is selected again."""
+    snap, reader, emitted = coordinator()
+    big = MariaGtid(0, 1, 11)
+    snap.on_row_change("d.t", big, row(1, 1))  # not watched yet: not kept
+    snap.after_piece(big)
+    snap.step(pos(10), caught_up=False)  # the engine's position: before 0-1-11
+    reader.answers.append(chunk(reader.requests[-1], [row(1, 0), row(2, 0)], pos(10)))
+    snap.step(pos(10), caught_up=False)
+    assert emitted == [] and snap.chunks_reselected == 1  # key 1's r row would be stale
+    snap.on_row_change("d.t", big, row(2, 1))  # the last piece
+    snap.after_transaction(pos(11))
+    time.sleep(0.01)  # the coordinator's pause before selecting again (1 ms)
+    snap.step(pos(11), caught_up=True)
+    reader.answers.append(chunk(reader.requests[-1], [row(1, 1), row(2, 1)], pos(11),
+                                full=False))
+    snap.step(pos(11), caught_up=True)
+    assert emitted == [[row(1, 1), row(2, 1)]]

@@ -172,7 +172,7 @@ def test_update_passes_both_keys() -> None:
 
 def test_recent_changes_repair_a_low_watermark_behind_the_stream() -> None:
     start = GtidSet.parse(f"{SRC}:1-97")
-    recent = RecentChanges(start, max_rows=10)
+    recent = RecentChanges(start, None, max_rows=10)
     processed = start
     for n, key in ((98, 1), (99, 2), (100, 3), (101, 4)):
         recent.record("d.t", f"{SRC}:{n}", (key,))
@@ -185,7 +185,7 @@ def test_recent_changes_repair_a_low_watermark_behind_the_stream() -> None:
     assert recent.replay_into(w, processed)
     assert [r["id"] for r in w.close()] == [1, 2, 5]
     # History too short to reach back to L: the caller must SELECT again.
-    short = RecentChanges(start, max_rows=2)
+    short = RecentChanges(start, None, max_rows=2)
     for n in (98, 99, 100):
         short.record("d.t", f"{SRC}:{n}", (n,))
         short.end_transaction(GtidSet.parse(f"{SRC}:1-{n}"))
@@ -223,7 +223,7 @@ def test_key_type_mismatch_is_logged_once(caplog: pytest.LogCaptureFixture) -> N
 
 def test_recent_changes_keep_no_part_of_a_transaction_larger_than_their_bound() -> None:
     start = GtidSet.parse(f"{SRC}:1-97")
-    recent = RecentChanges(start, max_rows=2)
+    recent = RecentChanges(start, None, max_rows=2)
     for key in (1, 2, 3):  # pieces of SRC:98 already emitted, its end not yet read
         recent.record("d.t", f"{SRC}:98", (key,))
     w = ChunkWindow("d.t", chunk(1, 2, 3, 4), start, start)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,15 @@ from confluent_kafka import KafkaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.kafka.sink import Sink, ha_producer
+from connector.kafka.sink import DeliveryFailed, Sink, ha_producer
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port bound but not listening: every connection is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
 
 
 class _Recorded:
@@ -85,6 +94,33 @@ def test_failed_delivery_is_reported() -> None:
     sink.send("t", b"k", b"v")
     recorded.callbacks[0](KafkaError(KafkaError._MSG_TIMED_OUT, "broker said no"), _Msg())
     assert sink.failure == "delivery to t failed: broker said no"
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_failed_delivery_never_counts_as_acknowledged(marked: bool) -> None:
+    sink, recorded = _sink()
+    sink.send("t", b"k", b"v")
+    upto = sink.mark() if marked else sink.produced
+    sink.send("t", b"k", b"v")
+    recorded.callbacks[0](KafkaError(KafkaError._MSG_TIMED_OUT, "timed out"), _Msg())
+    recorded.callbacks[1](None, None)
+    # Nothing in flight any more, but record 0 is lost: no offsets may pass it.
+    assert sink.acked_through == -1
+    assert not sink.all_acked(upto) and not sink.all_acked(sink.produced)
+    sink.mark()
+    assert sink.acked_through == -1 and not sink.all_acked(upto)
+
+
+def test_a_record_lost_by_the_producer_is_never_acknowledged(closed_port: int) -> None:
+    sink = Sink({"bootstrap.servers": f"127.0.0.1:{closed_port}", "log_level": "0",
+                 "message.timeout.ms": "200"})
+    sink.send("t", b"k", b"v")
+    upto = sink.mark()
+    deadline = time.monotonic() + 10
+    with pytest.raises(DeliveryFailed, match="delivery to t failed"):
+        while time.monotonic() < deadline:
+            sink.poll(0.1)
+    assert sink.acked_through == -1 and not sink.all_acked(upto)
 
 
 def test_record_over_the_broker_limit_stops_or_is_skipped_on_request() -> None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from connector.snapshot import actions
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.requests import MAX_STATE_BYTES
-from connector.snapshot.state import SnapshotState
+from connector.snapshot.state import FailedTable, SnapshotState
 from signals.models import (
     ExecuteSnapshot,
     Log,
@@ -122,3 +122,17 @@ def test_initial_snapshot_is_pending_under_its_own_id() -> None:
     state = SnapshotState()
     actions.start_initial(state)
     assert state.initial and state.active and (state.id or "").startswith("initial-")
+
+
+def test_a_table_snapshotted_again_or_stopped_is_failed_no_more() -> None:
+    failed = [FailedTable("app.a", "error 1142 (SELECT denied), 1 try", "s", 1.0),
+              FailedTable("app.b", "error 1142 (SELECT denied), 1 try", "s", 1.0),
+              FailedTable("app.c", "error 1142 (SELECT denied), 1 try", "s", 1.0)]
+    state = SnapshotState(failed=list(failed))
+    actions.act(state, execute("app.a"), Catalog("app.a", "app.b", "app.c"))
+    assert queued(state) == ["app.a"] and state.failed == failed[1:]
+    actions.act(state, StopSnapshot.model_validate({"data-collections": ["app.b"]}),
+                Catalog())
+    assert state.failed == failed[2:]
+    actions.act(state, StopSnapshot.model_validate({}), Catalog())
+    assert state.failed == [] and state.saved() is None

@@ -66,7 +66,7 @@ def test_a_primary_and_a_promoted_replica_take_the_stream_position() -> None:
 def test_a_local_write_after_the_request_drops_the_rows_it_touched() -> None:
     asked_at = maria("0-1-100,7-2-3")
     low = applied_or_streamed(maria("0-1-100"), asked_at, server_id=2)
-    recent = RecentChanges(asked_at)
+    recent = RecentChanges(asked_at, None)
     recent.record("d.t", MariaGtid(7, 2, 4), (3,))  # emitted before the window opened
     processed = asked_at.advance(MariaGtid(7, 2, 4))
     recent.end_transaction(processed)
