@@ -37,7 +37,7 @@ from connector.launch import LaunchPoint
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.leadership.lease import Lease
 from connector.offsets.commit import Committer
-from connector.offsets.signal_mark import act_on_signals
+from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
@@ -215,7 +215,7 @@ class Engine:
                      self.lease.group)
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
-                          unfinished=None if stored is None else stored.signal_in_progress)
+                          unfinished=None if stored is None else attempts_that_died(stored))
         self.admin.ensure(self.dispatcher.internal_topics())
         if stored is not None:
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
