@@ -190,9 +190,12 @@ class Engine:
         return self._shutdown()
 
     def _step_down(self, exc: SteppedDown, in_flight: str) -> int:
-        """Back to standby: nothing more is committed or sent by this instance."""
+        """Back to standby: nothing more is committed or sent by this instance, and it leads
+        again only through a new assignment of the group (a zombie must not)."""
         log.warning("stepping down to standby: %s; nothing more is committed by this "
                     "instance%s", exc, in_flight)
+        if self.lease is not None:
+            self.lease.release()
         self.offsets.abandon()
         self.sink.abandon()
         self.signals.close()
