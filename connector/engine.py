@@ -32,7 +32,9 @@ from connector.events.envelope import EventEncoder
 from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
-from connector.kafka import TopicAdmin
+from connector.kafka.internal_topics import check_history_topic, history_spec
+from connector.kafka.sink import DeliveryFailed, Sink, ha_producer
+from connector.kafka.topics import TopicAdmin
 from connector.launch import LaunchPoint
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.leadership.lease import Lease
@@ -41,7 +43,6 @@ from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
-from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
@@ -109,7 +110,7 @@ class Engine:
     def _build(self, config: ConnectorConfig) -> None:
         """The Kafka clients and the pipeline; `config` carries the server's flavour."""
         self.config = config
-        self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
+        self.admin = TopicAdmin(config.producer_settings(), config.topic_creation)
         producer = config.producer_settings()
         if self.lease is not None:
             producer = ha_producer(producer, config.ha_session_timeout_ms)
@@ -219,6 +220,8 @@ class Engine:
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else attempts_that_died(stored))
+        self.admin.ensure([self.config.history_topic], spec=history_spec())
+        check_history_topic(self.admin, self.config.history_topic)
         self.admin.ensure(self.dispatcher.internal_topics())
         if stored is not None:
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec

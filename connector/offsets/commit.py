@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from connector.kafka.sink import Sink
 from connector.leadership.fencing import Leadership
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
-from connector.sink import Sink
 
 
 class Committer:
