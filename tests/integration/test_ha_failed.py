@@ -10,8 +10,9 @@ from pathlib import Path
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_ha import leader_record, offsets_records
 from tests.integration.test_rest import insert, reader_child, wait_events
+from tests.kafka_services import Broker
 from tests.rest_tools import RestClient
-from tests.services import Broker, MariaDbPair, free_port, wait_for
+from tests.services import MariaDbPair, free_port, wait_for
 
 
 def test_a_leader_whose_task_failed_releases_the_lease_and_a_standby_takes_over(

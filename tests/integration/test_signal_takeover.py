@@ -12,8 +12,9 @@ from pathlib import Path
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
 from tests.integration.test_snapshot import make_table, signal
 from tests.integration.test_streaming import committed_offsets
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 ROWS = 20_000
 
