@@ -40,7 +40,7 @@ from connector.launch import LaunchPoint
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.leadership.lease import Lease
 from connector.offsets.commit import Committer, TransactionalCommitter
-from connector.offsets.signal_mark import act_on_signals
+from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
@@ -202,9 +202,12 @@ class Engine:
         return self._shutdown()
 
     def _step_down(self, exc: SteppedDown, in_flight: str) -> int:
-        """Back to standby: nothing more is committed or sent by this instance."""
+        """Back to standby: nothing more is committed or sent by this instance, and it leads
+        again only through a new assignment of the group (a zombie must not)."""
         log.warning("stepping down to standby: %s; nothing more is committed by this "
                     "instance%s", exc, in_flight)
+        if self.lease is not None:
+            self.lease.release()
         self.offsets.abandon()
         self.sink.abandon()
         self.signals.close()
@@ -229,7 +232,7 @@ class Engine:
                      self.lease.group)
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
-                          unfinished=None if stored is None else stored.signal_in_progress)
+                          unfinished=None if stored is None else attempts_that_died(stored))
         self.admin.ensure([self.config.history_topic], spec=history_spec())
         check_history_topic(self.admin, self.config.history_topic)
         self.admin.ensure(self.dispatcher.internal_topics())

@@ -1,7 +1,8 @@
 """`gtidmark run`'s lifecycle: the lease, then one Engine after another, for both run modes.
 
 An instance waits for the lease (`ha.enabled`), runs an Engine until it stops, fails or
-steps down, and in the last case waits for the lease again. With REST (`control`) a
+steps down, and in the last case waits for the lease again. An Engine that fails or steps
+down gives the lease up (connector/leadership/lease.py): a standby takes over. With REST (`control`) a
 restart ends the running Engine the way SIGTERM does (flush, commit) and starts a new one
 from the committed offsets; while STOPPED or FAILED no Engine runs and this thread answers
 the commands itself: that is when Kafka Connect lets offsets be altered or reset. Without
@@ -196,6 +197,10 @@ class Supervisor:
             return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
         command: Command | None = engine.stop_command
         if code != 0:
+            if self.lease is not None:  # a standby takes over; a restart joins again
+                self.lease.release()
+                log.warning("the task FAILED: lease released (group %s), a standby takes "
+                            "over", self.lease.group)
             if command is not None:
                 command.reply.set_exception(CommandRefused(500, "the connector failed while "
                                                                 "stopping; see its status"))

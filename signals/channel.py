@@ -3,8 +3,10 @@
 The connector keeps `next_offset` in its own offsets (not in consumer-group commits), so a
 signal is acted on exactly once across restarts. On a first start (no stored offset) the
 channel starts at the topic's current end: signals sent before the connector ever ran are
-not replayed (pass `from_beginning=True` to read them). A signal the last run was acting on
-when it ended (`unfinished`, see connector/offsets/signal_mark.py) is skipped in one line.
+not replayed (pass `from_beginning=True` to read them). A signal the last runs were acting
+on when they ended (`unfinished`, see connector/offsets/signal_mark.py) is acted on again,
+and skipped in one line once `MAX_ATTEMPTS` starts each ended while acting on it. Records
+put back (an action that could not be done yet) are returned again after a backoff.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from confluent_kafka.admin import AdminClient
 from connector.config import ConfigError, ConnectorConfig
 from connector.kafka.topic_creation import TopicSpec
 from connector.kafka.topics import create_topics
+from connector.offsets.mark import MAX_ATTEMPTS, SignalMark
 from signals.models import Signal, SignalRejected, parse_signal, signal_key
 
 log = logging.getLogger(__name__)
@@ -28,6 +31,8 @@ KAFKA_LOG = logging.getLogger("signals.kafka")  # librdkafka's own lines, via Py
 PARTITION = 0
 OPEN_TIMEOUT_S = 30.0
 MAX_BATCH = 500
+RETRY_FIRST_S = 1.0  # the backoff of a signal put back: doubled each time, up to the max
+RETRY_MAX_S = 30.0
 # Settings an admin client may share with the consumer/producer (connection and security).
 _SHARED_PREFIXES = ("bootstrap.servers", "security.", "ssl.", "sasl.", "client.", "socket.",
                     "broker.address.family", "metadata.")
@@ -125,8 +130,12 @@ class SignalChannel:
         self._group = f"{config.name}-signals"
         self._consumer: Consumer | None = None
         self._next_offset = 0
-        self._unfinished: int | None = None
+        self._unfinished: SignalMark | None = None
         self._pending: list[Message] = []
+        self._returned: list[SignalRecord] = []  # put back: fetched again at `_retry_at`
+        self._retry_at = 0.0
+        self._retries = 0  # of the record `_returned` starts with
+        self._returned_first: int | None = None
 
     @property
     def next_offset(self) -> int:
@@ -134,17 +143,17 @@ class SignalChannel:
         return self._next_offset
 
     @property
-    def unfinished(self) -> int | None:
-        """The offset of the signal the last run did not finish acting on, until it is passed
-        (the offsets keep it till then: it is skipped, not retried)."""
-        if self._unfinished is None or self._next_offset > self._unfinished:
+    def unfinished(self) -> SignalMark | None:
+        """The mark of the signal the last runs did not finish acting on, until it is passed
+        (the offsets keep it till then, with its count of attempts)."""
+        if self._unfinished is None or self._next_offset > self._unfinished.offset:
             return None
         return self._unfinished
 
-    def open(self, next_offset: int | None, *, unfinished: int | None = None,
+    def open(self, next_offset: int | None, *, unfinished: SignalMark | None = None,
              from_beginning: bool = False, timeout: float = OPEN_TIMEOUT_S) -> None:
         """Check/create the topic and start reading at `next_offset` (None: first start);
-        the record at `unfinished` is skipped."""
+        the record `unfinished` marks is acted on again, or skipped once exhausted."""
         ensure_signal_topic(self._settings, self.topic, timeout)
         consumer = Consumer({
             **self._settings,
@@ -158,6 +167,7 @@ class SignalChannel:
         })
         self._consumer = consumer
         self._pending = []
+        self._returned = []
         if from_beginning and next_offset is None:
             next_offset = 0
         high = self._watermark(consumer, timeout)
@@ -222,6 +232,12 @@ class SignalChannel:
         `timeout` s. `next_offset` moves past them: read each before the next checkpoint."""
         consumer = self._require_open()
         received: list[SignalRecord] = []
+        if self._returned:
+            if time.monotonic() < self._retry_at:
+                return received
+            received, self._returned = self._returned, []
+            self._next_offset = received[-1].offset + 1
+            timeout = 0.0
         batch, self._pending = self._pending, []
         if not batch or len(batch) < MAX_BATCH:
             batch += consumer.consume(num_messages=MAX_BATCH, timeout=0.0 if batch else timeout)
@@ -237,20 +253,49 @@ class SignalChannel:
             self._next_offset = offset + 1
         return received
 
+    def put_back(self, records: list[SignalRecord]) -> float:
+        """`records` (in order, the first one not acted on yet) are fetched again after a
+        backoff, returned in seconds; `next_offset` goes back to the first."""
+        first = records[0].offset
+        self._retries = self._retries + 1 if self._returned_first == first else 1
+        self._returned_first = first
+        delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2.0 ** (self._retries - 1))
+        self._returned = list(records)
+        self._next_offset = first
+        self._retry_at = time.monotonic() + delay
+        return delay
+
+    def _exhausted(self, record: SignalRecord) -> bool:
+        unfinished = self._unfinished
+        return unfinished is not None and unfinished.offset == record.offset and \
+            unfinished.exhausted
+
+    def mark_for(self, record: SignalRecord) -> SignalMark:
+        """The in-progress mark to write before acting on `record`: the attempt after the
+        last runs' ones when they ended while acting on it, else the first."""
+        unfinished = self._unfinished
+        if unfinished is not None and unfinished.offset == record.offset:
+            return unfinished.next_attempt()
+        return SignalMark(record.offset)
+
     def acts_on(self, record: SignalRecord) -> bool:
         """Reading `record` may act on a signal: it carries this connector's key and is not
-        the unfinished one (those are skipped unread, in one line)."""
-        return record.offset != self._unfinished and \
-            signal_key(record.key) == self.expected_key
+        one that every allowed start died acting on (skipped unread, in one line)."""
+        return not self._exhausted(record) and signal_key(record.key) == self.expected_key
 
     def read(self, record: SignalRecord) -> ReceivedSignal:
         """The record as a signal, or None and the reason, logged in one line."""
         offset = record.offset
-        if offset == self._unfinished:
-            reason = ("the last run ended while acting on it (killed or crashed?); it is "
-                      "not acted on again")
+        if self._exhausted(record):
+            reason = (f"the last {MAX_ATTEMPTS} runs each ended while acting on it (killed "
+                      "or crashed?); it is not acted on again")
             log.warning("signal topic %s offset %d skipped: %s", self.topic, offset, reason)
             return ReceivedSignal(offset, None, reason)
+        unfinished = self._unfinished
+        if unfinished is not None and unfinished.offset == offset:
+            log.warning("signal topic %s offset %d: the last run ended while acting on it "
+                        "(killed, crashed or taken over); acting on it again, attempt %d "
+                        "of %d", self.topic, offset, unfinished.attempt + 1, MAX_ATTEMPTS)
         try:
             signal = parse_signal(record.key, record.value, self.expected_key)
         except SignalRejected as exc:

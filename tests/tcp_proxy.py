@@ -21,6 +21,7 @@ class TcpProxy:
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket, threading.Event]] = []
         self._closed = threading.Event()
+        self._freeze_on: bytes | None = None
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -49,6 +50,10 @@ class TcpProxy:
                     data = src.recv(65536)
                     if not data:
                         return
+                    pattern = self._freeze_on
+                    if src is a and pattern is not None and pattern in data:
+                        frozen.set()  # the client's request is never forwarded
+                        break
                     (b if src is a else a).sendall(data)
 
     def accepted(self) -> int:
@@ -64,6 +69,11 @@ class TcpProxy:
             for _, _, frozen in pairs:
                 frozen.set()
             return len(pairs)
+
+    def freeze_on(self, pattern: bytes | None) -> None:
+        """From now on, freeze any connection whose client sends `pattern` (a query's text),
+        before forwarding it; None stops that."""
+        self._freeze_on = pattern
 
     def close(self) -> None:
         self._closed.set()

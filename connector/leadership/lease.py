@@ -11,6 +11,11 @@ starved CPU) from acting on stale belief when it resumes. So leadership also nee
 continuity: `confirmed()` is false once either the lease thread or the engine loop has
 gone `session/3` without running, and the engine then checks the offsets topic for a
 newer writer epoch before it commits again (DBLog's lease, Lindorm's writer fencing).
+
+An instance that stops leading (fenced, or its task FAILED) `release`s the lease: it leaves
+the group, so a standby takes over at once, and only a fresh assignment after it joins
+again (`acquire`) lets it lead; an assignment of its old membership, still in the
+consumer when it steps down, never counts.
 """
 
 from __future__ import annotations
@@ -84,6 +89,10 @@ class Lease:
         })
         self._held = threading.Event()
         self._lost = threading.Event()  # set on revoke/lost; cleared by `acquire`
+        self._lock = threading.Lock()
+        self._wanted = True  # a member of the group: false from `release` to `acquire`
+        self._generation = 0  # each `release` starts a new one: older assignments are stale
+        self._joined: int | None = None  # the generation subscribed in (lease thread only)
         self.refused: str | None = None  # the broker refused the group's settings
         self._warned: set[int] = set()
         self._last_beat = time.monotonic()
@@ -93,18 +102,33 @@ class Lease:
     # -- the lease thread: the only one touching the consumer -------------------------
 
     def start(self) -> None:
-        self._consumer.subscribe([self.topic], on_assign=self._on_assign,
-                                 on_revoke=self._on_revoke, on_lost=self._on_lost)
+        self._follow_membership()
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._follow_membership()
             msg = self._consumer.poll(POLL_INTERVAL_S)
             self._last_beat = time.monotonic()
             err = None if msg is None else msg.error()
             if err is not None:
                 self._on_error(err)
         self._consumer.close()  # leaves the group: a standby takes over without waiting
+
+    def _follow_membership(self) -> None:
+        """Leave the group after `release`, join it again (a new member) on `acquire`."""
+        with self._lock:
+            wanted, generation = self._wanted, self._generation
+        if self._joined is not None and (not wanted or self._joined != generation):
+            self._consumer.unsubscribe()  # revokes, and leaves the group
+            self._joined = None
+        if wanted and self._joined is None:
+            self._joined = generation
+
+            def on_assign(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+                self._on_assign(consumer, partitions, generation)
+            self._consumer.subscribe([self.topic], on_assign=on_assign,
+                                     on_revoke=self._on_revoke, on_lost=self._on_lost)
 
     def _on_error(self, err: KafkaError) -> None:
         """A join the broker refuses for its settings ends the wait with one line; other
@@ -118,10 +142,14 @@ class Lease:
             self._warned.add(err.code())
             log.warning("lease group %s: %s", self.group, err.str())
 
-    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition],
+                   generation: int) -> None:
+        """Held when the membership subscribed in the current generation is assigned."""
         consumer.pause(partitions)  # a lease, not a reader: never fetch
-        if any(p.topic == self.topic for p in partitions):
-            self._held.set()
+        with self._lock:  # so that a `release` meanwhile cannot be undone
+            if self._wanted and generation == self._generation and \
+                    any(p.topic == self.topic for p in partitions):
+                self._held.set()
 
     def _on_revoke(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if any(p.topic == self.topic for p in partitions) and self._held.is_set():
@@ -135,7 +163,10 @@ class Lease:
 
     def acquire(self, stopping: threading.Event) -> bool:
         """Block until this instance holds the lease (True) or `stopping` is set (False);
-        ConfigError if the broker refuses the group's settings."""
+        after `release`, only through a new assignment of the group. ConfigError if the
+        broker refuses the group's settings."""
+        with self._lock:
+            self._wanted = True
         while not stopping.is_set():
             if self.refused is not None:
                 raise ConfigError(self.refused)
@@ -143,6 +174,14 @@ class Lease:
                 self._lost.clear()
                 return True
         return False
+
+    def release(self) -> None:
+        """Stop leading: leave the group (a standby takes over at once); nothing this
+        membership was assigned counts any more."""
+        with self._lock:
+            self._wanted = False
+            self._generation += 1
+            self._held.clear()
 
     def held(self) -> bool:
         """The group still gives us the partition (no revoke or loss seen)."""

@@ -113,8 +113,7 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
 
 # The offsets value's integers (connector/offsets/value.py).
 _NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "signal_in_progress",
-            "epoch",
-            "writer_pid")
+            "signal_attempt", "epoch", "writer_pid")
 
 
 def parse_alter_offsets(body: bytes) -> AlterOffsets:

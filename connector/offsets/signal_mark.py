@@ -3,26 +3,37 @@
 A signal whose handling kills the process (the OOM killer, a segfault in a library) was
 replayed on every start and by every HA instance: the stored signal position moves past
 a signal only with a later checkpoint, which such a signal never reaches (#22). So before a
-signal is read, the offsets record last written goes out again with `signal_in_progress`
-set to the signal's offset, and the signal is read and acted on only once Kafka has
+signal is read, the offsets record last written goes out again with its `SignalMark` (the
+signal's offset and the attempt) and the signal is read and acted on only once Kafka has
 acknowledged it; afterwards the same record goes out without the mark. A start that loads
-a mark skips that signal in one line (`SignalChannel.read`) and keeps the mark until past it.
+a mark acts on that signal again as the next attempt, and skips it in one line once
+`MAX_ATTEMPTS` starts each ended while acting on it (a kill or a takeover mid-action must
+not drop a signal: #32). A mark whose writer still runs on this host lost its lease (it was
+frozen or cut off), it did not die: that attempt is not counted.
 
 The marked record is the last one written, changed in that field alone: its position and
 snapshot state wait for no change event, and signals between its `signal_offset` and the
 marked one are replayed after a crash as before (their effects were not committed). Only
 records under this connector's key are marked; one mark costs one acknowledged write.
+
+An action the replica could not serve yet (`ActionDeferred`) is not a reason to drop the
+signal: the mark is lifted, and that signal and those after it are read again after a
+backoff, in order.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable
 
+from connector.offsets.mark import SignalMark
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
+from connector.snapshot.actions import ActionDeferred
 from signals.channel import ReceivedSignal, SignalChannel
 
 log = logging.getLogger(__name__)
@@ -36,15 +47,45 @@ def act_on_signals(channel: SignalChannel, offsets: OffsetStore,
     records = channel.fetch(0)
     last = offsets.committed  # written and never None while the engine runs
     marked = False
-    for record in records:
+    for i, record in enumerate(records):
         if last is not None and channel.acts_on(record):
-            mark = dataclasses.replace(last, signal_in_progress=record.offset)
+            mark = dataclasses.replace(last, signal_in_progress=channel.mark_for(record))
             if not write_acknowledged(offsets, mark, f"signal at offset {record.offset}"):
                 return  # the store failed: its next commit raises and the engine stops
             marked = True
-        act(channel.read(record))
+        try:
+            act(channel.read(record))
+        except ActionDeferred as exc:
+            delay = channel.put_back(records[i:])
+            log.warning("%s; not acted on yet, trying again in %.0fs (the signals after it "
+                        "wait)", exc, delay)
+            break
     if marked and last is not None:
         write_acknowledged(offsets, last, "the end of a signal's in-progress mark")
+
+
+def attempts_that_died(stored: ConnectorOffsets, here: str | None = None) -> SignalMark | None:
+    """The stored mark, its last attempt not counted when its writer still runs on this host
+    (that instance lost its lease, frozen or cut off; it did not die acting on the signal)."""
+    mark = stored.signal_in_progress
+    writer = stored.writer
+    if mark is None or writer is None or not _runs_here(writer.host, writer.pid, here):
+        return mark
+    log.info("signal at offset %d was being acted on by %s pid %d, which still runs: it lost "
+             "its lease, that attempt is not counted", mark.offset, writer.host, writer.pid)
+    return None if mark.attempt <= 1 else SignalMark(mark.offset, mark.attempt - 1)
+
+
+def _runs_here(host: str, pid: int, here: str | None) -> bool:
+    """`pid` is a live process (not a zombie) on this host, and not this process."""
+    if host != (here or socket.gethostname()) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            state = stat.read().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def write_acknowledged(offsets: OffsetStore, state: ConnectorOffsets, what: str) -> bool:

@@ -2,8 +2,9 @@
 
 Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
 `server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState` as a JSON string, null
-when none runs), `signal_offset`, `signal_in_progress` (present only while a signal is
-being acted on, or a start has still to skip one: connector/offsets/signal_mark.py), and the HA
+when none runs), `signal_offset`, `signal_in_progress` and `signal_attempt` (a `SignalMark`, present only
+while a signal is being acted on, or a start has still to pass one: connector/offsets/
+signal_mark.py), and the HA
 writer (`epoch`, `writer_host/pid/since`).
 A record written by Debezium has no `signal_offset` key; `connector.offsets.debezium`
 translates those.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.leadership.lease import Instance
+from connector.offsets.mark import SignalMark
 from connector.snapshot.state import SnapshotState
 
 
@@ -30,7 +32,7 @@ class ConnectorOffsets:
     ts_sec: int = 0
     snapshot: SnapshotState | None = None
     signal_offset: int | None = None
-    signal_in_progress: int | None = None  # the signal being acted on when this was written
+    signal_in_progress: SignalMark | None = None  # the signal being acted on when written
     epoch: int = 0  # the writer's leadership epoch (HA): the highest on the topic wins
     writer: Instance | None = None  # who wrote it: host, pid, active since
 
@@ -45,7 +47,7 @@ class ConnectorOffsets:
                 "row": self.row, "server_id": self.server_id, "ts_sec": self.ts_sec,
                 "snapshot": snapshot, "signal_offset": self.signal_offset,
                 **({} if self.signal_in_progress is None else
-                   {"signal_in_progress": self.signal_in_progress}),
+                   self.signal_in_progress.to_json()),
                 "epoch": self.epoch,
                 "writer_host": None if writer is None else writer.host,
                 "writer_pid": None if writer is None else writer.pid,
@@ -58,7 +60,6 @@ class ConnectorOffsets:
     def from_json(cls, data: dict[str, Any]) -> ConnectorOffsets:
         """Also the shape versions before 0.2 wrote: `snapshot` and `writer` as maps."""
         signal_offset = data.get("signal_offset")
-        in_progress = data.get("signal_in_progress")
         snapshot = data.get("snapshot")
         if isinstance(snapshot, str):
             snapshot = json.loads(snapshot)
@@ -72,7 +73,7 @@ class ConnectorOffsets:
                    ts_sec=int(data.get("ts_sec") or 0),
                    snapshot=SnapshotState.from_json(snapshot) if snapshot else None,
                    signal_offset=None if signal_offset is None else int(signal_offset),
-                   signal_in_progress=None if in_progress is None else int(in_progress),
+                   signal_in_progress=SignalMark.from_json(data),
                    epoch=int(data.get("epoch") or 0),
                    writer=Instance.from_json(writer))
 

@@ -11,6 +11,7 @@ import uuid
 from typing import Protocol
 
 from connector.snapshot.requests import MAX_STATE_BYTES, plan_snapshot
+from connector.snapshot.sql_errors import STATEMENT_TIMEOUTS, error_code, is_connection_error
 from connector.snapshot.state import SnapshotState
 from signals.models import (
     ExecuteSnapshot,
@@ -26,6 +27,22 @@ from signals.patterns import MatchBudget, collection_matches
 
 class SnapshotRefused(ValueError):
     """A snapshot signal that cannot be acted on; the message is its one log line."""
+
+
+class ActionDeferred(RuntimeError):
+    """The signal could not be acted on for a reason that passes (the replica away, a
+    statement killed or timed out): it is acted on again later, not skipped."""
+
+
+QUERY_INTERRUPTED = 1317  # KILL QUERY by a DBA
+
+
+def deferrable(signal: Signal, exc: BaseException) -> bool:
+    """An execute-snapshot whose catalog read failed on the connection or a statement
+    killed or timed out: the same read may succeed later."""
+    code = error_code(exc)
+    return isinstance(signal, ExecuteSnapshot) and (
+        is_connection_error(exc) or code in STATEMENT_TIMEOUTS or code == QUERY_INTERRUPTED)
 
 
 class TableCatalog(Protocol):

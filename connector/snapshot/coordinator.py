@@ -136,7 +136,8 @@ class SnapshotCoordinator:
     # -- signals -----------------------------------------------------------------------
 
     def on_signal(self, received: ReceivedSignal) -> None:
-        """Act on one signal and log one line saying what was done or why it was skipped."""
+        """Act on one signal and log one line saying what was done or why it was skipped;
+        actions.ActionDeferred when it is to be acted on later (the replica away)."""
         signal = received.signal
         if signal is None:
             return  # the channel logged why it was skipped
@@ -147,6 +148,9 @@ class SnapshotCoordinator:
             log.warning("%s skipped: %s", where, exc)
         except SqlError as exc:
             self._source.close()
+            if actions.deferrable(signal, exc):
+                raise actions.ActionDeferred(f"{where}: the replica refused a query "
+                                             f"({describe(exc)})") from None
             log.warning("%s skipped: the replica refused a query (%s)", where, describe(exc))
         except Exception as exc:  # noqa: BLE001 - a signal must never stop streaming
             log.warning("%s skipped: unexpected %s", where, type(exc).__name__)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from connector.offsets.mark import MAX_ATTEMPTS
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_signal_attacks import consumed, make_tables, outcome_lines
 from tests.integration.test_signal_fuzz import peak_rss_kib
@@ -24,6 +25,9 @@ from tests.services import MariaDbPair, free_port, wait_for
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration
+
+# The snapshot plan's catalog read (connector/snapshot/source.py), and no other query.
+CATALOG_READ = b"WHERE TABLE_TYPE = 'BASE TABLE'"
 
 # The issue's signal: 83 bytes of data, 23 GB in regex.compile, then the OOM killer.
 BOMB = {"type": "execute-snapshot", "id": "bomb-1",
@@ -72,12 +76,14 @@ def test_compile_bomb_is_refused_in_one_line_and_streaming_goes_on(
     assert peak_rss_kib(proc) < 1024 * 1024
 
 
-def test_a_signal_whose_handling_was_killed_is_skipped_on_the_next_start(
+def test_a_signal_whose_handling_was_killed_at_every_attempt_is_skipped_after_three(
         mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
         connector: list[ConnectorProcess]) -> None:
-    """The connector is SIGKILLed while acting on a signal: between its in-progress mark and
-    the end of the action. The action is held there by the replica's connection, frozen
-    (nothing forwarded) once the mark is committed; no sleep decides when to kill."""
+    """The connector is SIGKILLed while acting on a signal, between its in-progress mark
+    and the end of the action, by three starts in a row: each start's catalog read is held
+    by the replica's connection, frozen (nothing forwarded) as the query goes out; no sleep
+    decides when to kill. Starts 2 and 3 act on it again (one kill is not a poison signal,
+    #32), the fourth skips it in one line (#22) and goes on with the next signal."""
     db = unique_name
     make_tables(mariadb, db, "t")
     proxy = TcpProxy(mariadb.replica.port)
@@ -88,33 +94,42 @@ def test_a_signal_whose_handling_was_killed_is_skipped_on_the_next_start(
         connector.append(proc)
         proc.start()
         proc.wait_log("streaming from")
-        # Offset 0 opens the snapshot's catalog session (a table that is not there).
+        proxy.freeze_on(CATALOG_READ)
         produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
-                                                    snapshot_of(f"{db}.nope", "warm-0"))])
-        consumed(broker, proc, 1)
-        assert proxy.freeze() >= 1  # every open connection, that session among them
+                                                    snapshot_of(f"{db}.t", "killed-0"))])
+        runs: list[str] = []
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            wait_for(lambda: marked(broker, doc) == (0, attempt), 60,  # noqa: B023
+                     f"signal 0 marked in progress, attempt {attempt}")
+            proc.kill()  # SIGKILL: it is blocked reading the tables for signal 0
+            runs.append(proc.log()[proc.log_offset:])
+            proc.start()
+        proxy.freeze_on(None)  # the fourth start skips it unread: nothing to hold
+        proc.wait_log("offset 0 skipped: the last 3 runs each ended while acting on it")
         produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
-                                                    snapshot_of(f"{db}.t", "killed-1"))])
-        wait_for(lambda: (committed_offsets(broker, doc) or {}).get("signal_in_progress") == 1,
-                 60, "signal 1 marked in progress")
-        proc.kill()  # SIGKILL: it is blocked reading the tables for signal 1
-        assert lines_naming(proc, "signal at offset 1") == []
-
-        proc.start()  # new connections are forwarded again
-        proc.wait_log("offset 1 skipped: the last run ended while acting on it")
-        produce(broker.bootstrap, f"{db}-signal", [(db.encode(),
-                                                    snapshot_of(f"{db}.t", "after-2"))])
+                                                    snapshot_of(f"{db}.t", "after-1"))])
         proc.wait_log(f"snapshot of {db}.t complete")
         mariadb.primary.execute(f"UPDATE {db}.t SET v = -1 WHERE id = 7")
         wait_caught_up(mariadb, broker, doc, timeout=60)
-        wait_for(lambda: (committed_offsets(broker, doc) or {}).get("signal_offset") == 3, 30,
-                 "signal 2 committed")
+        wait_for(lambda: (committed_offsets(broker, doc) or {}).get("signal_offset") == 2, 30,
+                 "signal 1 committed")
     finally:
         proxy.close()
-    second_run = proc.log()[proc.log_offset:]
-    about_1 = [line for line in second_run.splitlines()
-               if re.search(r"signal at offset 1 \(|offset 1 skipped", line)]
-    assert len(about_1) == 1 and "it is not acted on again" in about_1[0], about_1
-    assert "signal at offset 2 (execute-snapshot): snapshot after-2: queued" in second_run
+    for attempt, run in enumerate(runs[1:], start=2):
+        assert f"offset 0: the last run ended while acting on it (killed, crashed or taken " \
+            f"over); acting on it again, attempt {attempt} of 3" in run, run
+    fourth_run = proc.log()[proc.log_offset:]
+    about_0 = [line for line in fourth_run.splitlines()
+               if re.search(r"signal at offset 0 \(|offset 0[ :]", line)]
+    assert len(about_0) == 1 and "it is not acted on again" in about_0[0], about_0
+    assert "signal at offset 1 (execute-snapshot): snapshot after-1: queued" in fourth_run
     assert "signal_in_progress" not in (committed_offsets(broker, doc) or {})
-    assert lines_naming(proc, "signal at offset 1") == []
+    assert lines_naming(proc, "signal at offset 0") == []
+
+
+def marked(broker: Broker, doc: dict[str, Any]) -> tuple[int, int] | None:
+    """The committed in-progress mark: (signal offset, attempt)."""
+    committed = committed_offsets(broker, doc) or {}
+    if committed.get("signal_in_progress") is None:
+        return None
+    return committed["signal_in_progress"], committed.get("signal_attempt", 1)

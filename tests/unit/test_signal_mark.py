@@ -1,12 +1,17 @@
 """A signal is marked in progress (acknowledged) before it is read or acted on, and unmarked
-after; a start that finds the mark skips that one signal in one line (#22). The real
+after; a start that finds the mark acts on it again, and skips it in one line once
+MAX_ATTEMPTS starts died acting on it (#22, #32). The real
 `SignalChannel` over a fake consumer, the offsets topic as the list of records written."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-from collections.abc import Iterator
+import os
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -14,8 +19,11 @@ from confluent_kafka import KafkaError
 
 import signals.channel as channel_module
 from connector.config import parse_config
-from connector.offsets.signal_mark import act_on_signals
+from connector.leadership.lease import Instance
+from connector.offsets.mark import MAX_ATTEMPTS, SignalMark
+from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.value import ConnectorOffsets
+from connector.snapshot.actions import ActionDeferred
 from signals.channel import ReceivedSignal, SignalChannel
 from signals.models import Log
 
@@ -129,55 +137,153 @@ def test_each_signal_is_read_and_acted_on_inside_an_acknowledged_mark(
     start = ConnectorOffsets(gtids="0-1-5", signal_offset=0)
     offsets = FakeOffsets(start)
     channel = opened(start)
-    marks_when_read: list[int | None] = []
+    marks_when_read: list[SignalMark | None] = []
     real_parse = channel_module.parse_signal
 
     def parse(*args: Any) -> Any:
         marks_when_read.append(offsets.topic[-1].signal_in_progress)
         return real_parse(*args)
     monkeypatch.setattr(channel_module, "parse_signal", parse)
-    marks_when_acted: list[int | None] = []
+    marks_when_acted: list[SignalMark | None] = []
     act_on_signals(channel, offsets,  # type: ignore[arg-type]
                    lambda r: marks_when_acted.append(offsets.topic[-1].signal_in_progress))
-    assert marks_when_read == [0, 1] and marks_when_acted == [0, 1]
+    assert marks_when_read == marks_when_acted == [SignalMark(0), SignalMark(1)]
     # The marks change that field alone; the record after the batch is the one before it.
     assert offsets.topic[1:] == [ConnectorOffsets(gtids="0-1-5", signal_offset=0,
-                                                  signal_in_progress=n) for n in (0, 1)] + [start]
+                                                  signal_in_progress=SignalMark(n))
+                                 for n in (0, 1)] + [start]
     assert channel.next_offset == 2 and channel.unfinished is None
 
 
-def test_a_signal_whose_handling_killed_the_process_is_skipped_next_start_in_one_line(
-        topic: list[tuple[bytes | None, bytes | None]],
-        caplog: pytest.LogCaptureFixture) -> None:
-    """Before: every start read the signal again (and died again)."""
-    topic += [log_signal("a"), log_signal("deadly"), log_signal("c")]
-    offsets = FakeOffsets(ConnectorOffsets(gtids="0-1-5", signal_offset=0))
-    acted: list[ReceivedSignal] = []
-
+def killing(acted: list[ReceivedSignal]) -> Callable[[ReceivedSignal], None]:
+    """An action that dies on the signal "deadly" and notes every other one."""
     def act(received: ReceivedSignal) -> None:
         if messages([received]) == ["deadly"]:
             raise Killed
         acted.append(received)
+    return act
+
+
+def restart(offsets: FakeOffsets) -> tuple[FakeOffsets, SignalChannel]:
+    """A new start from the record last written, read back as Kafka holds it."""
+    stored = ConnectorOffsets.from_json(json.loads(offsets.topic[-1].to_bytes()))
+    return FakeOffsets(stored), opened(stored)
+
+
+def test_one_kill_while_acting_on_a_signal_does_not_drop_it(
+        topic: list[tuple[bytes | None, bytes | None]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Before (#32): the next start skipped it, a snapshot lost for one SIGKILL."""
+    topic += [log_signal("a"), log_signal("b")]
+    offsets = FakeOffsets(ConnectorOffsets(gtids="0-1-5", signal_offset=0))
+
+    def act(received: ReceivedSignal) -> None:
+        if messages([received]) == ["b"]:
+            raise Killed
     with pytest.raises(Killed):
         act_on_signals(opened(offsets.topic[-1]), offsets, act)  # type: ignore[arg-type]
-    assert messages(acted) == ["a"]
-    stored = ConnectorOffsets.from_json(json.loads(offsets.topic[-1].to_bytes()))
-    assert (stored.signal_offset, stored.signal_in_progress) == (0, 1)
-
-    acted.clear()
-    restarted = FakeOffsets(stored)
-    channel = opened(stored)
-    assert channel.unfinished == 1  # kept in the start record until passed
+    restarted, channel = restart(offsets)
+    assert channel.unfinished == SignalMark(1, 1)
+    acted: list[ReceivedSignal] = []
     with caplog.at_level(logging.WARNING, logger="signals.channel"):
-        act_on_signals(channel, restarted, act)  # type: ignore[arg-type]
-    # "a" acted again: its effects were never committed; "deadly" skipped, "c" acted on.
+        act_on_signals(channel, restarted, acted.append)  # type: ignore[arg-type]
+    assert messages(acted) == ["a", "b"]
+    assert [s.signal_in_progress for s in restarted.topic[1:]] == [
+        SignalMark(0, 1), SignalMark(1, 2), SignalMark(1, 1)]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        ("signal topic shop-signal offset 1: the last run ended while acting on it (killed, "
+        "crashed or taken over); acting on it again, attempt 2 of 3")]
+
+
+def test_a_signal_that_kills_every_start_is_skipped_after_max_attempts_in_one_line(
+        topic: list[tuple[bytes | None, bytes | None]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A real poison signal: acted on by MAX_ATTEMPTS starts, each killed, then skipped."""
+    topic += [log_signal("a"), log_signal("deadly"), log_signal("c")]
+    offsets = FakeOffsets(ConnectorOffsets(gtids="0-1-5", signal_offset=0))
+    acted: list[ReceivedSignal] = []
+    channel = opened(offsets.topic[-1])
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        with pytest.raises(Killed):
+            act_on_signals(channel, offsets, killing(acted))  # type: ignore[arg-type]
+        offsets, channel = restart(offsets)
+        assert channel.unfinished == SignalMark(1, attempt)
+    # "a" acted on by every start: its effects were never committed.
+    assert messages(acted) == ["a"] * MAX_ATTEMPTS
+    acted.clear()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="signals.channel"):
+        act_on_signals(channel, offsets, killing(acted))  # type: ignore[arg-type]
     assert messages(acted) == ["a", None, "c"]
     assert acted[1].reason is not None and "ended while acting on it" in acted[1].reason
     lines = [r.getMessage() for r in caplog.records if "offset 1" in r.getMessage()]
-    assert lines == [("signal topic shop-signal offset 1 skipped: the last run ended while "
-                      "acting on it (killed or crashed?); it is not acted on again")]
+    assert lines == [("signal topic shop-signal offset 1 skipped: the last 3 runs each ended "
+                      "while acting on it (killed or crashed?); it is not acted on again")]
     assert channel.unfinished is None and channel.next_offset == 3
-    assert [s.signal_in_progress for s in restarted.topic[1:]] == [0, 2, 1]
+    # The start record keeps the exhausted mark until past it; "deadly" is never marked.
+    assert [s.signal_in_progress for s in offsets.topic[1:]] == [
+        SignalMark(0, 1), SignalMark(2, 1), SignalMark(1, MAX_ATTEMPTS)]
+
+
+def test_a_deferred_action_is_retried_in_order_after_a_backoff_and_not_counted(
+        topic: list[tuple[bytes | None, bytes | None]],
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: a replica error while planning an execute-snapshot skipped the signal."""
+    topic += [log_signal("away"), log_signal("after")]
+    offsets = FakeOffsets(ConnectorOffsets(gtids="0-1-5", signal_offset=0))
+    channel = opened(offsets.topic[-1])
+    clock = [1000.0]
+    monkeypatch.setattr(channel_module.time, "monotonic", lambda: clock[0])
+    failures = [2]
+    acted: list[str | None] = []
+
+    def act(received: ReceivedSignal) -> None:
+        if messages([received]) == ["away"] and failures[0]:
+            failures[0] -= 1
+            raise ActionDeferred("signal at offset 0 (log): the replica refused a query "
+                                 "(error 2013)")
+        acted.extend(messages([received]))
+    with caplog.at_level(logging.WARNING, logger="connector.offsets.signal_mark"):
+        act_on_signals(channel, offsets, act)  # type: ignore[arg-type]
+        assert acted == [] and channel.next_offset == 0
+        assert offsets.topic[-1] == offsets.topic[0]  # the mark lifted: nothing counted
+        act_on_signals(channel, offsets, act)  # type: ignore[arg-type]
+        assert acted == []  # the backoff has not passed
+        clock[0] += 1.0
+        act_on_signals(channel, offsets, act)  # type: ignore[arg-type]
+        assert acted == [] and channel.next_offset == 0
+        clock[0] += 1.9
+        act_on_signals(channel, offsets, act)  # type: ignore[arg-type]
+        assert acted == []
+        clock[0] += 0.1
+        act_on_signals(channel, offsets, act)  # type: ignore[arg-type]
+    assert acted == ["away", "after"] and channel.next_offset == 2
+    assert [m.signal_in_progress for m in offsets.topic[1:]] == [
+        SignalMark(0), None, SignalMark(0), None, SignalMark(0), SignalMark(1), None]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"signal at offset 0 (log): the replica refused a query (error 2013); not acted on "
+        f"yet, trying again in {s}s (the signals after it wait)" for s in (1, 2)]
+
+
+def test_a_mark_whose_writer_still_runs_here_lost_its_lease_and_is_not_counted() -> None:
+    """A frozen or cut-off leader is alive: the takeover is not a death on the signal."""
+    host = socket.gethostname()
+    alive = subprocess.Popen(["sleep", "30"])
+    try:
+        mark = SignalMark(4, 2)
+        by_alive = ConnectorOffsets(signal_offset=3, signal_in_progress=mark,
+                                    writer=Instance(host, alive.pid, 1.0))
+        assert attempts_that_died(by_alive) == SignalMark(4, 1)
+        first = dataclasses.replace(by_alive, signal_in_progress=SignalMark(4, 1))
+        assert attempts_that_died(first) is None
+        elsewhere = dataclasses.replace(by_alive, writer=Instance("other-host", alive.pid, 1.0))
+        assert attempts_that_died(elsewhere) == mark
+    finally:
+        alive.kill()
+        alive.wait()
+    assert attempts_that_died(by_alive) == mark  # it died
+    ours = dataclasses.replace(by_alive, writer=Instance(host, os.getpid(), 1.0))
+    assert attempts_that_died(ours) == mark
 
 
 def test_records_for_another_connector_are_not_marked(
@@ -202,14 +308,20 @@ def test_no_signal_is_read_when_its_mark_cannot_be_written(
 def test_a_mark_past_a_recreated_topics_end_is_dropped(
         topic: list[tuple[bytes | None, bytes | None]]) -> None:
     topic += [log_signal("a")]
-    channel = opened(ConnectorOffsets(signal_offset=7, signal_in_progress=7))
+    channel = opened(ConnectorOffsets(signal_offset=7, signal_in_progress=SignalMark(7)))
     assert channel.next_offset == 0 and channel.unfinished is None
 
 
 def test_the_mark_is_in_the_record_only_while_set() -> None:
     plain = ConnectorOffsets(gtids="0-1-5", signal_offset=3)
     assert "signal_in_progress" not in plain.to_json()
-    marked = ConnectorOffsets(gtids="0-1-5", signal_offset=3, signal_in_progress=4)
-    assert marked.to_json()["signal_in_progress"] == 4
+    marked = ConnectorOffsets(gtids="0-1-5", signal_offset=3,
+                              signal_in_progress=SignalMark(4, 2))
+    assert (marked.to_json()["signal_in_progress"], marked.to_json()["signal_attempt"]) == (4, 2)
     assert ConnectorOffsets.from_json(json.loads(marked.to_bytes())) == marked
     assert ConnectorOffsets.from_json(json.loads(plain.to_bytes())) == plain
+
+
+def test_a_mark_written_before_attempts_were_counted_reads_as_attempt_1() -> None:
+    old = {"gtids": "0-1-5", "signal_offset": 3, "signal_in_progress": 4, "epoch": 2}
+    assert ConnectorOffsets.from_json(old).signal_in_progress == SignalMark(4, 1)

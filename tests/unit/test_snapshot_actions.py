@@ -136,3 +136,17 @@ def test_a_table_snapshotted_again_or_stopped_is_failed_no_more() -> None:
     assert state.failed == failed[2:]
     actions.act(state, StopSnapshot.model_validate({}), Catalog())
     assert state.failed == [] and state.saved() is None
+
+
+class _ServerError(Exception):
+    """A server error as the drivers raise it: the code first."""
+
+
+@pytest.mark.parametrize(("code", "deferred"), [
+    (2013, True), (2006, True), (1317, True), (1969, True), (3024, True), (1205, True),
+    (1142, False), (1146, False), (1064, False)])
+def test_an_execute_snapshot_whose_catalog_read_failed_on_the_way_is_deferred(
+        code: int, deferred: bool) -> None:
+    """Lost connections, killed or timed-out statements pass; a refusal does not."""
+    assert actions.deferrable(execute("shop.t"), _ServerError(code, "text")) is deferred
+    assert not actions.deferrable(Log(message="m"), _ServerError(code, "text"))

@@ -14,6 +14,7 @@ from connector.control import CommandKind, EngineControl, EngineView
 from connector.engine import STEPPED_DOWN
 from connector.offsets.value import ConnectorOffsets
 from connector.start_checks import ServicesUnreachable
+from tests.services import wait_for as wait_until
 
 CONFIG = parse_config({"name": "c", "config": {
     "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
@@ -27,12 +28,16 @@ class Lease:
 
     def __init__(self) -> None:
         self.acquired = 0
+        self.released = 0
 
     def acquire(self, stopping: threading.Event) -> bool:
         if stopping.is_set():
             return False
         self.acquired += 1
         return True
+
+    def release(self) -> None:
+        self.released += 1
 
 
 class Engines:
@@ -254,3 +259,24 @@ def test_a_stop_while_a_streaming_task_is_failed_leaves_it_stopped(
     control.send("pause")
     thread.join(2.0)
     assert outcome == [0]  # stopped, not failed
+
+
+def test_a_task_failed_behind_rest_gives_the_lease_up_and_a_restart_waits_for_it_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before (#32): the FAILED leader kept the lease, so no standby took over."""
+    engines, control, lease = Engines(1, 1), Watched(), Lease()
+    monkeypatch.setattr(lifecycle, "Engine", engines)
+    supervisor = lifecycle.Supervisor(REST, control)
+    supervisor.lease = lease  # type: ignore[assignment]
+    outcome: list[int] = []
+    thread = threading.Thread(target=lambda: outcome.append(supervisor._supervise()),
+                              daemon=True)
+    thread.start()
+    control.wait_for("FAILED", "trace")
+    assert (lease.acquired, lease.released) == (1, 1)
+    control.do("restart")  # joins the group again; this one fails too
+    wait_until(lambda: lease.released == 2, 2.0, "the second release")
+    supervisor.request_stop()
+    control.send("pause")
+    thread.join(2.0)
+    assert outcome == [1] and lease.acquired == 2
