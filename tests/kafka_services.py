@@ -191,7 +191,12 @@ class Broker:
             list(pool.map(lambda n: n.format(cluster_id), self.nodes))
         for node in self.nodes:
             node.start()
-        wait_for(self._ready, 90, f"Apache Kafka ({self.size} node(s)) to register its brokers")
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        """Until every node runs and the metadata lists all of them as brokers."""
+        wait_for(self._ready, timeout, f"Apache Kafka ({self.size} node(s)) to register its "
+                 "brokers")
 
     def _ready(self) -> bool:
         from confluent_kafka.admin import AdminClient
