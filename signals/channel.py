@@ -131,7 +131,6 @@ class SignalChannel:
         self._consumer: Consumer | None = None
         self._next_offset = 0
         self._unfinished: SignalMark | None = None
-        self._pending: list[Message] = []
         self._returned: list[SignalRecord] = []  # put back: fetched again at `_retry_at`
         self._retry_at = 0.0
         self._retries = 0  # of the record `_returned` starts with
@@ -166,33 +165,26 @@ class SignalChannel:
             "auto.offset.reset": "earliest",
         })
         self._consumer = consumer
-        self._pending = []
         self._returned = []
         if from_beginning and next_offset is None:
             next_offset = 0
         high = self._watermark(consumer, timeout)
-        if next_offset is not None and next_offset <= high:
-            self._next_offset = next_offset
-            consumer.assign([TopicPartition(self.topic, PARTITION, next_offset)])
+        if next_offset is None:  # first start: what is there now is not replayed
+            self._next_offset = high
+        elif next_offset > high:
+            log.warning("signal topic %s: stored offset %d is past its end %d (was the "
+                        "topic recreated?); reading it from offset 0",
+                        self.topic, next_offset, high)
+            self._next_offset = 0
         else:
-            end, seen = self._scan_to_end(consumer, high, timeout)
-            if next_offset is None:  # first start: what is there now is not replayed
-                self._next_offset = end
-            elif next_offset <= end:
-                self._next_offset = next_offset
-                self._pending = [m for m in seen if _offset(m) >= next_offset]
-            else:
-                log.warning("signal topic %s: stored offset %d is past its end %d (was the "
-                            "topic recreated?); reading it from offset 0",
-                            self.topic, next_offset, end)
-                self._next_offset = 0
-                consumer.assign([TopicPartition(self.topic, PARTITION, 0)])
+            self._next_offset = next_offset
+        consumer.assign([TopicPartition(self.topic, PARTITION, self._next_offset)])
         self._unfinished = unfinished if next_offset is not None and next_offset == \
             self._next_offset else None  # a position moved by a recreated topic drops it
         log.info("signal channel %s: reading from offset %d", self.topic, self._next_offset)
 
     def _watermark(self, consumer: Consumer, timeout: float) -> int:
-        """The high watermark: only a lower bound of the end on Tansu (see _scan_to_end)."""
+        """The end of the partition: its high watermark."""
         try:
             _, high = consumer.get_watermark_offsets(
                 TopicPartition(self.topic, PARTITION), timeout=timeout)
@@ -200,28 +192,6 @@ class SignalChannel:
             raise SignalChannelError(f"cannot read the end of signal topic {self.topic}: "
                                      f"{_kafka_reason(exc)}") from None
         return max(0, int(high))
-
-    def _scan_to_end(self, consumer: Consumer, start: int,
-                     timeout: float) -> tuple[int, list[Message]]:
-        """Read from `start` to the partition-EOF event: the true end and the records seen."""
-        consumer.assign([TopicPartition(self.topic, PARTITION, start)])
-        seen: list[Message] = []
-        end = start
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            msg = consumer.poll(min(1.0, max(0.0, deadline - time.monotonic())))
-            if msg is None:
-                continue
-            err = msg.error()
-            if err is None:
-                seen.append(msg)
-                end = _offset(msg) + 1
-            elif err.code() == KafkaError._PARTITION_EOF:
-                return max(end, _offset(msg)), seen
-            elif err.fatal():
-                raise SignalChannelError(f"signal topic {self.topic}: {err.str()}")
-        raise SignalChannelError(f"signal topic {self.topic}: no end of partition seen in "
-                                 f"{timeout:.0f}s")
 
     def poll(self, timeout: float = 0.0) -> list[ReceivedSignal]:
         """Signals that arrived since the last call, read, in order; waits at most `timeout` s."""
@@ -238,9 +208,7 @@ class SignalChannel:
             received, self._returned = self._returned, []
             self._next_offset = received[-1].offset + 1
             timeout = 0.0
-        batch, self._pending = self._pending, []
-        if not batch or len(batch) < MAX_BATCH:
-            batch += consumer.consume(num_messages=MAX_BATCH, timeout=0.0 if batch else timeout)
+        batch = consumer.consume(num_messages=MAX_BATCH, timeout=timeout)
         for msg in batch:
             err = msg.error()
             if err is not None:

@@ -1,7 +1,8 @@
 """Driver side: which offset range of each topic partition the next micro-batch reads.
 
-Start offsets come from the Iceberg tables (exactly-once); ends are the true partition ends,
-found with partition-EOF because some brokers (Tansu) under-report ListOffsets.
+Start offsets come from the Iceberg tables (exactly-once); ends are the partition ends a
+read_committed consumer reaches, found with partition-EOF: in a transactional topic that is
+the last stable offset, and the last offsets are commit markers no consumer receives.
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def _consumer(conf: dict[str, str], eof: bool) -> Consumer:
                                    "enable.auto.commit": False, "auto.offset.reset": "earliest",
                                    "enable.partition.eof": eof}
     if eof:
-        # Short fetch waits: a broker that keeps getting writes (Tansu, measured) otherwise
-        # answers every fetch with new data and never reports the end of the partition.
+        # Short fetch waits: a fetch at the end of a partition waits this long for new data
+        # before the end is reported (500 ms by default).
         settings["fetch.wait.max.ms"] = 10
     settings.update(conf)
     return Consumer(settings)
@@ -154,8 +155,8 @@ def low_watermarks(conf: dict[str, str], tps: list[TP], timeout: float = 10.0) -
 def true_ends(conf: dict[str, str], tps: list[TP], timeout: float = 30.0) -> dict[TP, int]:
     """The end offset of each partition, as the partition-EOF event reports it.
 
-    The ListOffsets high watermark is only a lower bound here; reading from just below it to
-    the EOF costs at most one producer batch per partition.
+    The ListOffsets high watermark is where reading starts (just below it): the EOF then
+    says where a read_committed consumer ends, at most one producer batch later.
     """
     if not tps:
         return {}

@@ -91,7 +91,7 @@ def test_first_start_begins_at_the_true_end(broker: Broker, unique_name: str) ->
     config = _config(broker, unique_name)
     key = unique_name.encode()
     create_topic(broker.bootstrap, config.signal_kafka_topic, partitions=1)
-    # One batch of three: Tansu's watermark says 1 here, the true end is 3.
+    # One batch of three: the end is 3.
     produce(broker.bootstrap, config.signal_kafka_topic,
             [(key, _value("log", message=f"old {i}")) for i in range(3)])
     with SignalChannel(config) as channel:

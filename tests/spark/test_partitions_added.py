@@ -1,21 +1,21 @@
 """Partitions added to a change topic while the job runs: it stops before applying anything
 of the grown topic, and goes on only when told the topic was idle across the change.
 
-The test broker (Tansu 0.6.0) answers CreatePartitions with UNSUPPORTED_FEATURE (measured),
-so the topic has its three partitions from the start and the job's metadata shows it one
-until the "growth": to the job, the same sequence a real `--alter --partitions 3` gives.
+The topic grows from one partition to three with Kafka's CreatePartitions, as
+`kafka-topics.sh --alter --partitions 3` does.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewPartitions
 from pyspark.sql import SparkSession
 
-import spark_consumer.job as job_module
 from connector.schema import Column, TableSchema
 from spark_consumer.job import Job
 from spark_consumer.offsets import PARTITIONS_PROPERTY, committed_summary, table_offsets
@@ -40,16 +40,26 @@ def produce_to(bootstrap: str, topic: str, partition: int,
     assert producer.flush(30) == 0
 
 
+def grow(bootstrap: str, topic: str, partitions: int) -> None:
+    """CreatePartitions, then wait until the metadata shows every partition with a leader."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_partitions([NewPartitions(topic, partitions)]).values():
+        future.result(30)
+    deadline = time.monotonic() + 30
+    while True:
+        meta = admin.list_topics(topic=topic, timeout=10).topics[topic]
+        if len(meta.partitions) == partitions and \
+                all(p.leader >= 0 for p in meta.partitions.values()):
+            return
+        assert time.monotonic() < deadline, f"{topic} did not grow to {partitions} partitions"
+        time.sleep(0.05)
+
+
 def test_partitions_added_mid_run_stop_the_job_until_accepted(
-        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path) -> None:
     changes = Changes(ITEMS, unique_name)
     topic, table = changes.topic, f"gtidmark.{unique_name}.items"
-    create_topic(broker.bootstrap, topic, 3)
-    visible = [1]  # partitions the broker's metadata shows the job
-    partitions_of = job_module.partitions_of
-    monkeypatch.setattr(job_module, "partitions_of", lambda conf, topics: {
-        t: ps[:visible[0]] for t, ps in partitions_of(conf, topics).items()})
+    create_topic(broker.bootstrap, topic, 1)
     model: dict[int, dict[str, Any]] = {i: {"id": i, "v": 0} for i in range(10)}
     produce_to(broker.bootstrap, topic, 0, [changes.upsert("c", r) for r in model.values()])
     warehouse = spark.conf.get("spark.sql.catalog.gtidmark.warehouse") or ""
@@ -59,7 +69,7 @@ def test_partitions_added_mid_run_stop_the_job_until_accepted(
     job.run_batch(*job.plan(None))
     assert table_rows(spark, table) == [model[i] for i in range(10)]
 
-    visible[0] = 3  # partitions added
+    grow(broker.bootstrap, topic, 3)
     # A producer that sees 3 partitions places keys anew: key 5's newer change lands in 2.
     newer = [{"id": 5, "v": 1}, {"id": 7, "v": 1}]
     produce_to(broker.bootstrap, topic, 2, [changes.upsert("u", newer[0])])
