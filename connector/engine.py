@@ -369,7 +369,11 @@ class Engine:
             log.error("stopping: records still unacknowledged after %.0fs; offsets not "
                       "advanced past them", FLUSH_TIMEOUT)
             return 1
-        self.committer.commit()
+        try:
+            self.committer.commit()
+        except DeliveryFailed as exc:  # exactly once: the last transaction did not commit
+            log.error("stopping: %s", exc)
+            return 1
         if not self.offsets.flush(FLUSH_TIMEOUT):
             log.error("stopping: offsets could not be committed")
             return 1

@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -108,3 +109,27 @@ def connector() -> Iterator[list[ConnectorProcess]]:
     yield started
     for proc in started:
         proc.ensure_stopped()
+
+
+@pytest.fixture
+def group_factory(tmp_path: Path) -> Iterator[Any]:
+    """Makes groups of instances of one connector; every one is stopped at the end."""
+    from tests.ha_tools import Group, descendants, thaw  # imports test modules' helpers
+
+    made: list[Group] = []
+
+    def make(doc: dict[str, Any], size: int) -> Group:
+        base = tmp_path / f"group{len(made)}"
+        base.mkdir()
+        group = Group(doc, base, size)
+        made.append(group)
+        return group
+
+    yield make
+    for group in made:
+        try:
+            for proc in group.procs:
+                if proc.proc is not None and proc.proc.poll() is None:
+                    thaw(descendants(proc.proc.pid))  # a stopped process cannot stop cleanly
+        finally:
+            group.stop_all()

@@ -208,6 +208,12 @@ class Broker:
         meta = AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=2)
         return len(meta.brokers) == len(self.nodes)
 
+    def start_again(self) -> None:
+        """Start the nodes of a stopped cluster on their data and ports."""
+        for node in self.nodes:
+            node.start()
+        self.wait_ready()
+
     def pause(self) -> None:
         for node in self.nodes:
             node.pause()

@@ -11,6 +11,7 @@ aborted and the next run resends it from the offsets before it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -43,6 +44,7 @@ class TransactionalSink(Sink):
         super().__init__(transactional_settings(settings, transactional_id), failure_mode, guard)
         self.transactional_id = transactional_id
         self.in_transaction = 0  # records sent since the last commit
+        self._open = False  # a transaction is begun and neither committed nor aborted
 
     def open(self, timeout: float) -> None:
         """Take the transactional id (fencing any earlier holder) and begin a transaction."""
@@ -52,6 +54,7 @@ class TransactionalSink(Sink):
             raise DeliveryFailed(f"transactional.id {self.transactional_id}: cannot start "
                                  f"transactions: {exc.args[0].str()}") from None
         self._producer.begin_transaction()
+        self._open = True
         log.info("exactly once: transactions as %s", self.transactional_id)
 
     def send(self, topic: str, key: bytes | None, value: bytes | None,
@@ -76,6 +79,7 @@ class TransactionalSink(Sink):
                     if not err.retriable() or time.monotonic() >= deadline:
                         raise
         except KafkaException as exc:
+            self._open = False  # committed by nobody: aborted below, or the producer is dead
             self._failed(exc.args[0])
         self.in_transaction = 0
         producer.begin_transaction()
@@ -92,10 +96,8 @@ class TransactionalSink(Sink):
             raise DeliveryFailed(f"{reason} (another instance took transactional.id "
                                  f"{self.transactional_id})", restart=True)
         if err.txn_requires_abort():
-            try:
+            with contextlib.suppress(KafkaException):  # fenced meanwhile: nothing to abort
                 self._producer.abort_transaction(30)
-            except KafkaException:
-                pass
             # Aborted records are never seen by read_committed consumers: the next run
             # resends them from the offsets committed before them.
             raise DeliveryFailed(f"{reason}; aborted, resent from the committed offsets",
@@ -103,8 +105,12 @@ class TransactionalSink(Sink):
         raise DeliveryFailed(reason)
 
     def abandon(self) -> None:
-        """Abort the open transaction: its records are resent by whoever leads next."""
-        try:
-            self._producer.abort_transaction(5)
-        except KafkaException:
+        """Abort the open transaction, if any: its records are resent by whoever leads next.
+        A producer already fenced or failed has nothing left to abort."""
+        if self._open:
+            self._open = False
+            with contextlib.suppress(KafkaException):
+                self._producer.abort_transaction(5)
+                return
+        with contextlib.suppress(KafkaException):
             super().abandon()

@@ -14,13 +14,24 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
+from connector.kafka.sink import DeliveryFailed
+from connector.kafka.transactions import TransactionalSink
+from tests.connector_tools import (
+    ConnectorProcess,
+    SourcePair,
+    connector_document,
+    wait_until,
+)
+from tests.ha_tools import freeze, leading_group, thaw_until_stepped_down, wait_covered
+from tests.integration.test_snapshot import Writer, compare
 from tests.integration.test_streaming import assert_tables_match, wait_caught_up
 from tests.kafka_services import Broker
-from tests.kafka_tools import consume_all
+from tests.kafka_tools import consume_all, create_topic
+from tests.services import MariaDbPair
 from tests.workload import TABLES, Workload
 
 
@@ -86,3 +97,63 @@ def test_sigkills_under_writes_leave_every_change_exactly_once(
     committed = {t: duplicates(broker.bootstrap, f"{db}.{db}.{t}") for t in TABLES}
     assert all(n > 0 for n, _ in committed.values()), committed
     assert {t: d for t, (_, d) in committed.items()} == {t: 0 for t in TABLES}, committed
+
+
+def test_a_second_producer_of_the_transactional_id_fences_the_first(
+        broker: Broker, unique_name: str) -> None:
+    """What a new leader's start does to a frozen one: its open transaction is aborted and
+    its commit refused at the broker, so a read_committed reader sees only the new one's."""
+    topic = f"{unique_name}.records"
+    create_topic(broker.bootstrap, topic, 1)
+    settings = {"bootstrap.servers": broker.bootstrap}
+    tid = f"gtidmark-{unique_name}-0"
+    old = TransactionalSink(settings, tid)
+    old.open(30)
+    old.send(topic, b"k", b"from the old leader")
+    old.flush(30)
+    new = TransactionalSink(settings, tid)
+    new.open(30)
+    new.send(topic, b"k", b"from the new leader")
+    with pytest.raises(DeliveryFailed, match=f"another instance took transactional.id {tid}") \
+            as refused:
+        old.commit((topic, b"offsets", b"old", 0), 30)
+    assert refused.value.restart
+    new.commit((topic, b"offsets", b"new", 0), 30)
+    assert [(m.key(), m.value()) for m in consume_all(broker.bootstrap, topic)] == [
+        (b"k", b"from the new leader"), (b"offsets", b"new")]
+
+
+def test_a_frozen_leader_and_a_broker_restart_leave_every_change_exactly_once(
+        mariadb: MariaDbPair, services_dir: Path, unique_name: str,
+        group_factory: Any) -> None:
+    kafka = Broker(services_dir / unique_name)
+    kafka.start()
+    try:
+        db = unique_name
+        # The initial snapshot of the 5,000 rows runs through the freeze and the restart too.
+        doc, group, first = leading_group(mariadb, kafka, group_factory, db, 5_000, **{
+            "exactly.once.support": "required", "snapshot.mode": "initial",
+            "incremental.snapshot.chunk.size": "256"})
+        writer = Writer(mariadb, db, "big", 5_000, seed=17, per_second=200)
+        writer.start()
+        try:
+            time.sleep(2)
+            zombie = group.by_pid(first["writer"]["pid"])
+            frozen = freeze(zombie)  # records sent, its transaction open
+            group.wait_epoch_above(kafka, first["epoch"])
+            thaw_until_stepped_down(zombie, frozen)
+            time.sleep(2)
+            kafka.stop()  # a broker restart under the new leader's open transaction
+            kafka.start_again()
+            time.sleep(3)
+        finally:
+            writes = writer.stop()
+        wait_until(lambda: f"snapshot of {db}.big complete" in group.logs(), 120,
+                   "the initial snapshot to complete on either instance")
+        wait_covered(mariadb, kafka, doc)
+        compare(mariadb, kafka, db, "big", ["id"])
+        changes, repeated = duplicates(kafka.bootstrap, f"{db}.{db}.big")
+        assert writes > 500 and changes >= writes
+        assert repeated == 0
+    finally:
+        kafka.stop()

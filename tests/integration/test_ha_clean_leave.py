@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.connector_tools import connector_document
-from tests.integration.test_ha import Group, wait_covered
+from tests.ha_tools import Group, wait_covered
 from tests.integration.test_snapshot import Writer, compare, make_table
 from tests.kafka_services import Broker
 from tests.services import MariaDbPair

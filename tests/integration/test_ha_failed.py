@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 from tests.connector_tools import ConnectorProcess, connector_document
-from tests.integration.test_ha import leader_record, offsets_records
+from tests.ha_tools import leader_record, offsets_records
 from tests.integration.test_rest import insert, reader_child, wait_events
 from tests.kafka_services import Broker
 from tests.rest_tools import RestClient
