@@ -8,13 +8,20 @@ carries and which server settings capture needs. Nothing else tests the flavour.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pymysql
 
-from connector.gtid import Gtid, GtidSet, MariaDbGtidPos, MariaGtid, MysqlGtid, Position
+from connector.gtid import (
+    Gtid,
+    GtidSet,
+    MariaDbGtidPos,
+    MariaGtid,
+    MysqlGtid,
+    Position,
+    parse_owned,
+)
 
 __all__ = ["MARIADB", "MYSQL", "Flavour", "FlavourName", "Requirement", "applied_or_streamed",
            "flavour_named", "flavour_of_server", "gtid_fields", "position_of_either",
@@ -44,7 +51,6 @@ COMMON_REQUIRED = (
                 "updates and deletes would lack their full before-image"),
     Requirement("binlog_row_metadata", "FULL", "column names would be unknown"),
 )
-_OWNED_BY = re.compile(r"#[0-9]+")
 
 
 class Flavour:
@@ -242,7 +248,7 @@ class _MySql(Flavour):
         return owned | self.current_position(cursor)
 
     def _owned(self, cursor: Any) -> GtidSet:
-        return GtidSet.parse(_OWNED_BY.sub("", _first(cursor, "SELECT @@global.gtid_owned")))
+        return parse_owned(_first(cursor, "SELECT @@global.gtid_owned"))
 
     def bounded(self, sql: str, seconds: float) -> str:
         _check_select(sql)
