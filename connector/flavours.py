@@ -76,6 +76,12 @@ class Flavour:
         """Where a first start streams from: everything the server has binlogged."""
         raise NotImplementedError
 
+    def oldest_position(self, cursor: Any) -> Position:
+        """Where the server's oldest binlog starts: what it has purged (a replica provisioned
+        by clone or backup never binlogged its history). Streaming from the empty position
+        instead asks for purged transactions, and the server refuses (error 1236)."""
+        raise NotImplementedError
+
     def read_low(self, cursor: Any, streamed: Position) -> Position:
         """Before the chunk SELECT: never ahead of what the SELECT sees, and never behind
         `streamed` (the stream's position when the chunk was asked for) where the server
@@ -159,6 +165,15 @@ class _MariaDb(Flavour):
     def current_position(self, cursor: Any) -> MariaDbGtidPos:
         return MariaDbGtidPos.parse(_first(cursor, "SELECT @@global.gtid_binlog_pos"))
 
+    def oldest_position(self, cursor: Any) -> MariaDbGtidPos:
+        """The Gtid_list the oldest binlog file starts with."""
+        cursor.execute("SHOW BINARY LOGS")
+        first = cursor.fetchone()
+        cursor.fetchall()
+        if first is None:
+            return MariaDbGtidPos()
+        return MariaDbGtidPos.parse(self.gtids_at(cursor, str(first[0]), 4) or "")
+
     def read_low(self, cursor: Any, streamed: Position) -> MariaDbGtidPos:
         cursor.execute("SELECT @@global.gtid_slave_pos, @@global.server_id")
         applied, server_id = cursor.fetchone()
@@ -232,6 +247,9 @@ class _MySql(Flavour):
 
     def current_position(self, cursor: Any) -> GtidSet:
         return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_executed"))
+
+    def oldest_position(self, cursor: Any) -> GtidSet:
+        return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_purged"))
 
     def read_low(self, cursor: Any, streamed: Position) -> GtidSet:
         """gtid_executed, and the GTIDs of `streamed` this server never had: owned, then
