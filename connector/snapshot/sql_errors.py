@@ -12,6 +12,7 @@ _CONNECTION_CODES = frozenset({1040, 1053, 1152, 1153, 1158, 1159, 1160, 1161, 1
 # The server aborted a statement at its time limit (MariaDB's max_statement_time, MySQL's
 # MAX_EXECUTION_TIME).
 STATEMENT_TIMEOUTS = frozenset({1969, 3024})
+UNKNOWN_COLUMN = 1054  # a SELECT names a column the table no longer has
 _NAMES = {
     1969: "statement timeout (max_statement_time)", 3024: "statement timeout",
     1317: "query interrupted", 1146: "table does not exist", 1049: "unknown database",
