@@ -82,6 +82,12 @@ class Flavour:
         instead asks for purged transactions, and the server refuses (error 1236)."""
         raise NotImplementedError
 
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        """What of `streamed` this server has still to apply ("" when nothing): the stream
+        started from offsets ahead of it (written while reading the primary, or a replica
+        further on). A chunk read before it has would be older than events already sent."""
+        raise NotImplementedError
+
     def read_low(self, cursor: Any, streamed: Position) -> Position:
         """Before the chunk SELECT: never ahead of what the SELECT sees, and never behind
         `streamed` (the stream's position when the chunk was asked for) where the server
@@ -174,6 +180,9 @@ class _MariaDb(Flavour):
             return MariaDbGtidPos()
         return MariaDbGtidPos.parse(self.gtids_at(cursor, str(first[0]), 4) or "")
 
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        return ""  # read_low holds gtid_slave_pos: no window opens before the applier's turn
+
     def read_low(self, cursor: Any, streamed: Position) -> MariaDbGtidPos:
         cursor.execute("SELECT @@global.gtid_slave_pos, @@global.server_id")
         applied, server_id = cursor.fetchone()
@@ -250,6 +259,17 @@ class _MySql(Flavour):
 
     def oldest_position(self, cursor: Any) -> GtidSet:
         return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_purged"))
+
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        """The GTIDs of `streamed` not executed here, of the server UUIDs this server has
+        executed GTIDs of (its sources): those the applier has still to apply. A UUID it
+        never had (another replica's own writes) never comes: read_low's business."""
+        assert isinstance(streamed, GtidSet)
+        executed = self.current_position(cursor)
+        sources = {uuid for uuid, _ in executed.intervals()}
+        missing = streamed - executed
+        return str(GtidSet({tsid: ivs for tsid, ivs in missing.intervals().items()
+                            if tsid[0] in sources}))
 
     def read_low(self, cursor: Any, streamed: Position) -> GtidSet:
         """gtid_executed, and the GTIDs of `streamed` this server never had: owned, then

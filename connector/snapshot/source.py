@@ -20,6 +20,7 @@ from connector.events.envelope import RowEncoding
 from connector.filters import TableFilter
 from connector.flavours import Flavour
 from connector.gtid import Position
+from connector.snapshot.catch_up import wait_applied
 from connector.snapshot.chunks import Condition, chunk_query
 from connector.snapshot.session import Session, SqlError
 from connector.snapshot.sql_errors import (
@@ -84,6 +85,7 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
     db, name = request.table.split(".", 1)
     sql, params = chunk_query(db, name, request.columns, request.key_columns, request.after,
                               request.condition, request.limit, exact=request.exact_keys)
+    wait_applied(session, flavour, request.streamed)
     with session.cursor() as cur:
         low = flavour.read_low(cur, request.streamed)
         try:

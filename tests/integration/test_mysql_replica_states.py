@@ -6,6 +6,7 @@ Each test works in a database of its own and leaves the session's replica replic
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Iterator
@@ -14,8 +15,17 @@ from pathlib import Path
 
 import pymysql
 
-from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
+from connector.config import parse_config
+from signals.send import build_signal, send_signal
+from tests.connector_tools import (
+    ConnectorProcess,
+    connector_document,
+    rebuild,
+    source_rows,
+    streaming_connector,
+)
 from tests.general_log import general_log
+from tests.kafka_tools import create_topic, produce
 from tests.mysql_services import MySqlPair
 from tests.services import Broker, wait_for
 
@@ -99,3 +109,39 @@ def test_snapshot_completes_with_foreign_and_tagged_gtids_in_flight(
         proc.ensure_stopped()
     assert rebuilt == source_rows(mysql, db, "t", ["id"])
     assert sorted(e["after"]["id"] for e in envelopes if e["op"] == "r") == [1, 2, 3]
+
+
+def test_no_chunk_is_read_before_the_replica_applied_the_offsets(
+        mysql: MySqlPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Offsets written reading the primary, ahead of a replica whose applier is stopped:
+    the snapshot waits for the replica, then reads the row as the offsets' events left it
+    (before, its window closed at once on the old row, and the stream skipped the update
+    as already sent)."""
+    db = unique_name
+    mysql.primary.execute(f"CREATE DATABASE {db}")
+    mysql.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    mysql.primary.execute(f"INSERT INTO {db}.t VALUES (1, 'old'), (2, 'old'), (3, 'old')")
+    mysql.wait_synced()
+    doc = connector_document(mysql, broker, db)
+    config = parse_config(doc)
+    mysql.replica.execute("STOP REPLICA SQL_THREAD")
+    try:
+        mysql.primary.execute(f"UPDATE {db}.t SET v = 'new' WHERE id = 2")
+        ahead = mysql.primary.gtid_executed()  # Debezium on the primary sent the update
+        create_topic(broker.bootstrap, config.offsets_topic,
+                     config={"cleanup.policy": "compact"})
+        key = json.dumps([config.name, {"server": config.topic_prefix}], separators=(",", ":"))
+        produce(broker.bootstrap, config.offsets_topic, [(key.encode(), json.dumps(
+            {"file": "binlog.000001", "pos": 4, "gtids": ahead, "server_id": 1}).encode())])
+        with streaming_connector(doc, tmp_path) as proc:
+            send_signal(config, build_signal("execute-snapshot", tables=[f"{db}.t"]))
+            proc.wait_log("the replica has not applied")
+            mysql.replica.execute("START REPLICA SQL_THREAD")
+            proc.wait_log(f"snapshot of {db}.t complete", timeout=60)
+            assert proc.stop() == 0
+    finally:
+        mysql.replica.execute("START REPLICA SQL_THREAD")
+    _, envelopes = rebuild(broker.bootstrap, f"{db}.{db}.t")
+    assert [(e["op"], e["after"]["id"], e["after"]["v"]) for e in envelopes] == [
+        ("r", 1, "old"), ("r", 2, "new"), ("r", 3, "old")]
+    assert "snapshot chunks go on" in proc.log()

@@ -1,5 +1,6 @@
-"""The chunk SELECT names its columns (INVISIBLE ones too), and a column gone since the
-table was read is `ColumnsChanged`, not a table skipped for an SQL error."""
+"""The chunk SELECT names its columns (INVISIBLE ones too), a column gone since the table
+was read is `ColumnsChanged`, not a table skipped for an SQL error, and no chunk is read
+on a replica that has not applied the stream's position yet."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any, Self
 import MySQLdb
 import pytest
 
-from connector.flavours import MARIADB
-from connector.gtid import MariaDbGtidPos
+from connector.flavours import MARIADB, MYSQL
+from connector.gtid import GtidSet, MariaDbGtidPos
+from connector.snapshot.catch_up import wait_applied
 from connector.snapshot.source import ChunkRequest, ColumnsChanged, SelectedChunk, select_chunk
 
 
@@ -76,3 +78,23 @@ def test_other_errors_are_raised() -> None:
     denied = MySQLdb.OperationalError(1142, "SELECT command denied")
     with pytest.raises(MySQLdb.OperationalError):
         select_chunk(Session(Cursor([], denied)), REQUEST, MARIADB)
+
+
+def test_a_chunk_waits_until_the_replica_applied_the_streams_position(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A replica behind the offsets: no chunk is read until it has applied them."""
+    src = "2174b383-5441-11e8-b90a-c80aa9429562"
+    applied = iter([f"{src}:1-80", f"{src}:1-90", f"{src}:1-100"])
+
+    class Executed(Cursor):
+        def execute(self, sql: str, params: Any = None) -> None:
+            assert sql == "SELECT @@global.gtid_executed"
+            self._result = [(next(applied),)]
+
+    slept: list[float] = []
+    caplog.set_level("INFO", "gtidmark.snapshot")
+    wait_applied(Session(Executed([])), MYSQL, GtidSet.parse(f"{src}:1-100"), slept.append)
+    assert len(slept) == 2 and next(applied, None) is None
+    lines = [r.getMessage() for r in caplog.records]
+    assert f"has not applied {src}:81-100 of the stream's position" in lines[0]
+    assert "applied the stream's position; snapshot chunks go on" in lines[-1]
