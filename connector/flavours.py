@@ -263,11 +263,14 @@ class _MySql(Flavour):
     def unapplied(self, cursor: Any, streamed: Position) -> str:
         """The GTIDs of `streamed` not executed here, of the server UUIDs this server has
         executed GTIDs of (its sources): those the applier has still to apply. A UUID it
-        never had (another replica's own writes) never comes: read_low's business."""
+        never had (another replica's own writes) never comes: read_low's business. Owned
+        ones are committing now (the stream reads this server's binlog before its commits
+        are visible): read_low leaves them out of L, no reason to wait here."""
         assert isinstance(streamed, GtidSet)
+        owned = self._owned(cursor)
         executed = self.current_position(cursor)
         sources = {uuid for uuid, _ in executed.intervals()}
-        missing = streamed - executed
+        missing = streamed - (owned | executed)
         return str(GtidSet({tsid: ivs for tsid, ivs in missing.intervals().items()
                             if tsid[0] in sources}))
 
