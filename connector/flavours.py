@@ -82,6 +82,11 @@ class Flavour:
         instead asks for purged transactions, and the server refuses (error 1236)."""
         raise NotImplementedError
 
+    def without(self, position: Position, gtids: list[Gtid]) -> Position | None:
+        """`position` less the transactions `gtids`; None where a position cannot leave
+        one out (MariaDB's: the last GTID per domain)."""
+        raise NotImplementedError
+
     def unapplied(self, cursor: Any, streamed: Position) -> str:
         """What of `streamed` this server has still to apply ("" when nothing): the stream
         started from offsets ahead of it (written while reading the primary, or a replica
@@ -180,6 +185,9 @@ class _MariaDb(Flavour):
             return MariaDbGtidPos()
         return MariaDbGtidPos.parse(self.gtids_at(cursor, str(first[0]), 4) or "")
 
+    def without(self, position: Position, gtids: list[Gtid]) -> None:
+        return None
+
     def unapplied(self, cursor: Any, streamed: Position) -> str:
         return ""  # read_low holds gtid_slave_pos: no window opens before the applier's turn
 
@@ -259,6 +267,10 @@ class _MySql(Flavour):
 
     def oldest_position(self, cursor: Any) -> GtidSet:
         return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_purged"))
+
+    def without(self, position: Position, gtids: list[Gtid]) -> GtidSet:
+        assert isinstance(position, GtidSet)
+        return position - GtidSet.of(g for g in gtids if not isinstance(g, MariaGtid))
 
     def unapplied(self, cursor: Any, streamed: Position) -> str:
         """The GTIDs of `streamed` not executed here, of the server UUIDs this server has

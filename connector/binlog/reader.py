@@ -258,7 +258,7 @@ class BinlogReader(threading.Thread):
             if kind == XA_PREPARE:
                 _, log_pos, one_phase, xid = frame
                 if not one_phase:
-                    self._xa.prepare(xid, self.position, tx.changes)
+                    self._xa.prepare(xid, self.position, tx.gtid, tx.changes)
                     tx.changes = []
             elif kind == QUERY:
                 _, log_pos, thread, db, query, start = frame
@@ -297,7 +297,7 @@ class BinlogReader(threading.Thread):
                 if resume.done:
                     self._resume = None
             self.position = self.position.advance(tx.gtid)
-            tx.hold = self._xa.hold()
+            tx.hold = self._xa.hold(self.position, self._flavour)
             self._partial_gtid, self._handed_rows, self._handed_pieces = None, 0, 0
             self._out.put(tx, tx.row_count + 1, self._stopping)
             tx = None
