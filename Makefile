@@ -2,9 +2,9 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup apt mysql-root test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root kafka-jars test test-unit demo lint typecheck bench clean
 
-setup: apt mysql-root $(STAMP) jars
+setup: apt mysql-root $(STAMP) jars kafka-jars
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service
@@ -13,6 +13,7 @@ apt:
 	@missing=""; \
 	command -v mariadbd >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	command -v mvn >/dev/null 2>&1 || missing="$$missing maven"; \
 	[ -f /usr/share/java/jarjar.jar ] || missing="$$missing libjarjar-java"; \
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	[ -f /usr/include/mariadb/mysql.h ] || missing="$$missing libmariadb-dev"; \
@@ -39,6 +40,10 @@ mysql-root: apt
 
 jars: $(STAMP)
 	$(PY) -m spark_consumer.jars
+
+# Apache Kafka 4.4 (KRaft) for the tests, the demo and the bench, from Maven Central.
+kafka-jars: apt
+	@scripts/maven-jars kafka
 
 test: setup
 	$(PY) -m mypy

@@ -52,15 +52,16 @@ from connector.engine import Engine
 from connector.flavours import Flavour, flavour_named
 from connector.gcpolicy import tune_for_streaming
 from connector.gtid import Gtid, Position
-from connector.kafka import TopicAdmin
+from connector.kafka.sink import PRODUCER_DEFAULTS
+from connector.kafka.topics import TopicAdmin
 from connector.logs import configure_logging
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
-from connector.sink import PRODUCER_DEFAULTS
 from tests.connector_tools import SourcePair, connector_document
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, MariaDbPair
+from tests.services import MariaDbPair
 
 mysql_wire.install()  # as the reader does: MySQL GTID sets in the dump request, encoded by us
 

@@ -32,9 +32,10 @@ from bench.dashboard import MONITORING, Series, Window, datasource_scrape_s, loa
 from bench.dashboard_html import page
 from tests.integration.test_rest import reader_child, wait_ready
 from tests.integration.test_rest_metrics import kill_binlog_dump
+from tests.kafka_services import Broker
 from tests.prometheus_tools import running_prometheus
 from tests.rest_tools import RestClient, rest_connector
-from tests.services import Broker, MariaDbPair
+from tests.services import MariaDbPair
 
 DB = "shop"
 SNAPSHOT_ROWS = 150_000

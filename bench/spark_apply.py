@@ -32,8 +32,8 @@ from spark_consumer.options import JobOptions
 from spark_consumer.progress import BatchResult
 from spark_consumer.session import build_session
 from spark_consumer.tables import TableRef, create_table
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
-from tests.services import Broker
 
 TABLE_ROWS = 1_000_000
 CHANGES = 100_000

@@ -21,7 +21,7 @@ from connector.config import (
     ConnectorConfig,
     load_config,
 )
-from connector.kafka import KafkaUnreachable
+from connector.kafka.reach import KafkaUnreachable
 from connector.logs import configure_logging
 from connector.start_checks import ServicesUnreachable
 

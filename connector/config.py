@@ -16,7 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from connector import config_keys
-from connector.kafka_log import KAFKA_LOG
+from connector.kafka.client_log import KAFKA_LOG
+from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
+from connector.kafka.topic_creation import TopicCreation
 from connector.smt import UnwrapSettings, removed_options, unwrap_settings
 
 log = logging.getLogger(__name__)
@@ -135,7 +137,12 @@ class ConnectorConfig(BaseModel):
     offset_storage_topic: str | None = Field(None, alias="offset.storage.topic")
     schema_history_topic: str | None = Field(None, alias="schema.history.internal.kafka.topic")
     bootstrap_servers: str = Field(alias="bootstrap.servers", min_length=1)
-    topic_partitions: int = Field(1, alias="topic.creation.default.partitions", ge=1)
+    # Kafka Connect's worker settings of its offsets topic; the replication factor is the
+    # broker's default (-1) where Connect's is 3, so one broker works without a setting.
+    offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", ge=1)
+    offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor",
+                                                   ge=-1)
+    topic_creation_settings: dict[str, str] = Field(default_factory=dict)
     producer: dict[str, str] = Field(default_factory=dict)
     consumer: dict[str, str] = Field(default_factory=dict)
     # Set from the server at start (`with_server_flavour`); never read from the file.
@@ -143,6 +150,17 @@ class ConnectorConfig(BaseModel):
     failure_handling_mode: Literal["fail", "warn", "skip", "ignore"] = Field(
         "fail", alias="event.processing.failure.handling.mode"
     )
+    # KIP-618: records and their offsets in one Kafka transaction. `required` (or the Connect
+    # worker's exactly.once.source.support=enabled) turns it on; `requested`, Connect's
+    # default, is at-least-once here as on a worker without exactly-once support.
+    exactly_once_support: Literal["requested", "required"] = Field(
+        "requested", alias="exactly.once.support")
+    exactly_once_source_support: Literal["disabled", "preparing", "enabled"] = Field(
+        "disabled", alias="exactly.once.source.support")
+    transaction_boundary: Literal["poll", "interval", "connector"] = Field(
+        "poll", alias="transaction.boundary")
+    transaction_boundary_interval_ms: int = Field(
+        60_000, alias="transaction.boundary.interval.ms", ge=1)  # offset.flush.interval.ms's
     ha_enabled: bool = Field(True, alias="ha.enabled")
     ha_session_timeout_ms: int = Field(10_000, alias="ha.session.timeout.ms", ge=1000,
                                        le=300_000)
@@ -238,8 +256,31 @@ class ConnectorConfig(BaseModel):
         """The ExtractNewRecordState transform configured (transforms.*), if any."""
         return unwrap_settings(self.transform_settings)
 
+    @field_validator("offset_storage_replication_factor")
+    @classmethod
+    def _replication_factor(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("a positive number, or -1 for the broker's default")
+        return value
+
     def with_server_flavour(self, flavour: Literal["mysql", "mariadb"]) -> ConnectorConfig:
         return self.model_copy(update={"server_flavour": flavour})
+
+    @property
+    def topic_creation(self) -> TopicCreation:
+        """How new topics are created (`topic.creation.*`, validated in parse_config)."""
+        return TopicCreation.parse(self.topic_creation_settings)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.exactly_once_support == "required" or \
+            self.exactly_once_source_support == "enabled"
+
+    @property
+    def transactional_id(self) -> str:
+        """Shaped as Connect's `<worker group>-<connector>-<task>`: every instance of one
+        connector shares it, so the broker fences all but the newest (`init_transactions`)."""
+        return self.producer.get("transactional.id") or f"gtidmark-{self.name}-0"
 
     @property
     def signal_kafka_topic(self) -> str:
@@ -335,7 +376,8 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
     name, raw = _name_and_settings(document, source)
     known = _known_aliases()
     fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
-                              "column_mappers": {}, "transform_settings": {}}
+                              "column_mappers": {}, "transform_settings": {},
+                              "topic_creation_settings": {}}
     for key, value in raw.items():
         if key == "name":
             continue
@@ -346,6 +388,8 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             fields["column_mappers"][key] = str(value)
         elif key == "transforms" or key.startswith("transforms."):
             fields["transform_settings"][key] = str(value)
+        elif key.startswith(TOPIC_CREATION):
+            fields["topic_creation_settings"][key] = str(value)
         elif key.startswith(PASSTHROUGH_PREFIXES):
             group, _, rest = key.partition(".")
             fields[group][rest] = str(value)
@@ -355,6 +399,7 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             _unknown_key_warning(key, known)
     try:
         unwrap_settings(fields["transform_settings"])
+        TopicCreation.parse(fields["topic_creation_settings"])
     except ValueError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     for key in removed_options(fields["transform_settings"]):

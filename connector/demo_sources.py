@@ -64,8 +64,8 @@ def new_pair(flavour: str, base: Path) -> Any:
 
 
 def new_broker(base: Path) -> Any:
-    """The local Kafka-protocol broker, not started yet."""
-    return _tests_module("tests.services").Broker(base)
+    """A local Apache Kafka broker (one KRaft node), not started yet."""
+    return _tests_module("tests.kafka_services").Broker(base)
 
 
 def create_sample_tables(pair: Any) -> None:

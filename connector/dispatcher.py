@@ -26,9 +26,9 @@ from connector.events.unwrap import with_transforms
 from connector.filters import TableFilter
 from connector.flavours import flavour_named
 from connector.gtid import Position
-from connector.kafka import TopicAdmin
+from connector.kafka.sink import Sink
+from connector.kafka.topics import TopicAdmin
 from connector.schema import TableSchema
-from connector.sink import Sink
 from connector.snapshot.coordinator import SnapshotCoordinator
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class Dispatcher:
         self._tx_per_table: dict[str, int] = {}
 
     def internal_topics(self) -> list[str]:
-        topics = [self._config.topic_prefix, self._config.history_topic]
+        topics = [self._config.topic_prefix]
         if self._heartbeat_s > 0:
             topics.append(self._config.heartbeat_topic)
         if self._tx_metadata:

@@ -32,16 +32,18 @@ from connector.events.envelope import EventEncoder
 from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
-from connector.kafka import TopicAdmin
+from connector.kafka.internal_topics import check_history_topic, history_spec
+from connector.kafka.sink import DeliveryFailed, Sink, ha_producer
+from connector.kafka.topics import TopicAdmin
+from connector.kafka.transactions import TransactionalSink
 from connector.launch import LaunchPoint
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.leadership.lease import Lease
-from connector.offsets.commit import Committer
+from connector.offsets.commit import Committer, TransactionalCommitter
 from connector.offsets.signal_mark import act_on_signals
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
-from connector.sink import DeliveryFailed, Sink, ha_producer
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
@@ -68,7 +70,7 @@ class Engine:
     # and the events need the server's flavour; `run` handles a failed start.
     admin: TopicAdmin
     sink: Sink
-    committer: Committer
+    committer: Committer | TransactionalCommitter
     catalog: Catalog
     signals: SignalChannel
     snapshots: SnapshotCoordinator
@@ -109,17 +111,25 @@ class Engine:
         # until the stream is past that transaction (connector/binlog/resume_skip.py).
         self.mid_transaction = (0, 0)
         self._mid_transaction_at: Position | None = None
+        self.source_open = False  # a source transaction is partly sent (it came in pieces)
 
     def _build(self, config: ConnectorConfig) -> None:
         """The Kafka clients and the pipeline; `config` carries the server's flavour."""
         self.config = config
-        self.admin = TopicAdmin(config.producer_settings(), partitions=config.topic_partitions)
+        self.admin = TopicAdmin(config.producer_settings(), config.topic_creation)
         producer = config.producer_settings()
         if self.lease is not None:
             producer = ha_producer(producer, config.ha_session_timeout_ms)
-        self.sink = Sink(producer, config.failure_handling_mode,
-                         guard=None if self.lease is None else self.leadership)
-        self.committer = Committer(self.offsets, self.sink, self.leadership, self.state)
+        guard = None if self.lease is None else self.leadership
+        if config.exactly_once:
+            self.sink = sink = TransactionalSink(producer, config.transactional_id,
+                                                 config.failure_handling_mode, guard)
+            self.committer = TransactionalCommitter(
+                self.offsets, sink, self.leadership, self.state, config.transaction_boundary,
+                config.transaction_boundary_interval_ms / 1000, lambda: self.source_open)
+        else:
+            self.sink = Sink(producer, config.failure_handling_mode, guard)
+            self.committer = Committer(self.offsets, self.sink, self.leadership, self.state)
         declared = DeclaredColumns()
         self.catalog = Catalog(lambda: replica_connection(config), declared)
         declared.charset_lookup = self.catalog.database_charset
@@ -181,6 +191,8 @@ class Engine:
             try:
                 self._loop()
             except DeliveryFailed as exc:
+                if exc.restart:
+                    raise SteppedDown(str(exc)) from None
                 if self.lease is None or not exc.timed_out:
                     raise
                 raise SteppedDown(f"{exc} (HA bounds delivery by message.timeout.ms; the "
@@ -213,6 +225,8 @@ class Engine:
                      flavour.name, self.config.connector_class)
         self._build(self.config.with_server_flavour(flavour.name))
         self.offsets.open(self.admin)
+        if isinstance(self.sink, TransactionalSink):
+            self.sink.open(30)  # fences an earlier instance before its offsets are read
         stored, newest_epoch = self.offsets.load()
         # Every start writes in a new epoch, leased or not (connector/offsets/resume.py): only
         # the newest epoch's first writer counts on load.
@@ -223,6 +237,8 @@ class Engine:
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else stored.signal_in_progress)
+        self.admin.ensure([self.config.history_topic], spec=history_spec())
+        check_history_topic(self.admin, self.config.history_topic)
         self.admin.ensure(self.dispatcher.internal_topics())
         if stored is not None:
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
@@ -266,12 +282,14 @@ class Engine:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
                 dispatcher.apply(tx, self.position)
+                self.source_open = tx.partial
                 if tx.partial:
                     continue  # the position moves only at a transaction's end
                 self.position = self.position.advance(tx.gtid)
                 self.xa_hold = tx.hold
                 self.file, self.pos, self.ts_sec = tx.file, tx.end_pos, tx.ts_us // 1_000_000
                 self.snapshots.after_transaction(self.position, tx.file, tx.end_pos)
+                self.committer.transaction_end()
             if batch:
                 self.transactions += len(batch)
                 self.last_event_at = time.monotonic()

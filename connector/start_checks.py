@@ -14,7 +14,7 @@ from typing import Any
 import pymysql
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.kafka import KafkaUnreachable, require_kafka
+from connector.kafka.reach import KafkaUnreachable, require_kafka
 from connector.preflight import check_server
 
 # pymysql's client-side codes for a server that does not answer (CR_CONNECTION_ERROR,

@@ -24,7 +24,7 @@ from connector.control import (
     stop_first,
 )
 from connector.engine import STEPPED_DOWN, Engine
-from connector.kafka import TopicAdmin
+from connector.kafka.topics import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
 from connector.leadership.lease import Lease
 from connector.offsets.store import OffsetStore, read_committed

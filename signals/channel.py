@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.kafka.topic_creation import TopicSpec
+from connector.kafka.topics import create_topics
 from signals.models import Signal, SignalRejected, parse_signal, signal_key
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ def admin_settings(settings: dict[str, str]) -> dict[str, Any]:
     shared: dict[str, Any] = {
         k: v for k, v in settings.items() if k.startswith(_SHARED_PREFIXES)}
     # A metadata request for one topic would otherwise create it with the broker's default
-    # partition count (Tansu does: 4), defeating the one-partition check.
+    # partition count where the broker auto-creates topics, defeating the one-partition check.
     shared["allow.auto.create.topics"] = False
     return shared
 
@@ -81,16 +83,12 @@ def ensure_signal_topic(settings: dict[str, str], topic: str, timeout: float, *,
     where = settings.get("bootstrap.servers", "?")
     partitions = _partition_count(admin, topic, timeout, where)
     if partitions is None:
-        futures = admin.create_topics([NewTopic(topic, 1, 1)],
-                                      request_timeout=max(1.0, deadline - time.monotonic()))
-        for future in futures.values():
-            try:
-                future.result(max(1.0, deadline - time.monotonic()))
-            except KafkaException as exc:
-                if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                    raise SignalChannelError(f"cannot create signal topic {topic}: "
-                                             f"{_kafka_reason(exc)}") from None
-            log.info("created signal topic %s with 1 partition", topic)
+        try:
+            create_topics(admin, {topic: TopicSpec(partitions=1)},
+                          max(1.0, deadline - time.monotonic()))
+        except KafkaException as exc:
+            raise SignalChannelError(f"cannot create signal topic {topic}: "
+                                     f"{_kafka_reason(exc)}") from None
         partitions = _partition_count(admin, topic, max(1.0, deadline - time.monotonic()),
                                       where)
         if partitions is None:

@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redactor = install_redaction(secret_values(opts.catalog_conf, opts.kafka_conf,
                                                opts.spark_conf))
-    from connector.kafka import KafkaUnreachable, require_kafka
+    from connector.kafka.reach import KafkaUnreachable, require_kafka
 
     try:  # before Spark starts: a broker that is not there is one line, not a 30 s wait
         require_kafka(opts.kafka_settings(), opts.bootstrap_setting())

@@ -15,7 +15,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector.kafka_log import KAFKA_LOG
+from connector.kafka.client_log import KAFKA_LOG
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,9 @@ from hypothesis import settings
 
 from tests.connector_tools import ConnectorProcess
 from tests.debezium_runner import DEBEZIUM_SERVER_VERSION
+from tests.kafka_services import Broker
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, MariaDbPair, ServiceError
+from tests.services import MariaDbPair, ServiceError
 
 _counter = itertools.count(1)
 

@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
+from tests.services import CDC_PASSWORD, CDC_USER, MariaDbPair, wait_for
 
 SourcePair = MariaDbPair | MySqlPair  # what a test streams from: either flavour's pair
 CONNECTOR_CLASS = {"mariadb": "io.debezium.connector.mariadb.MariaDbConnector",
@@ -27,12 +28,12 @@ CONNECTOR_CLASS = {"mariadb": "io.debezium.connector.mariadb.MariaDbConnector",
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# Every test's lease unless it sets `ha.session.timeout.ms` itself: the local broker holds a
-# group join for half the session (5 s at the product's 10 s, at every start) and a SIGKILLed
-# instance keeps the lease until its session expires (~19 s per restart, measured). Delivery
-# keeps the product default's bound (half of 10 s), so records time out as in a default
-# deployment. test_ha sets its own session; PRODUCT_LEASE is the product's default one.
-QUICK_LEASE = {"ha.session.timeout.ms": "3000", "producer.message.timeout.ms": "5000"}
+# Every test's lease unless it sets `ha.session.timeout.ms` itself: a SIGKILLed instance keeps
+# the lease until its session expires, so tests take the shortest session Apache Kafka
+# allows (its group.min.session.timeout.ms, 6 s). Delivery keeps the product default's bound
+# (half of 10 s), so records time out as in a default deployment. test_ha sets its own
+# session; PRODUCT_LEASE is the product's default one.
+QUICK_LEASE = {"ha.session.timeout.ms": "6000", "producer.message.timeout.ms": "5000"}
 PRODUCT_LEASE = {"ha__session__timeout__ms": "10000"}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -11,14 +12,25 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 def create_topic(bootstrap: str, topic: str, partitions: int = 1,
                  config: dict[str, str] | None = None) -> None:
+    """Create `topic` (the broker's default replication factor) and wait until the
+    broker's metadata shows a leader for every partition."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])
+    futures = admin.create_topics([NewTopic(topic, partitions, -1, config=config or {})])
     for future in futures.values():
         try:
             future.result(10)
         except KafkaException as exc:
             if "TOPIC_ALREADY_EXISTS" not in str(exc):
                 raise
+    deadline = time.monotonic() + 10
+    while True:
+        meta = admin.list_topics(topic=topic, timeout=5).topics.get(topic)
+        if meta is not None and meta.error is None and len(meta.partitions) == partitions \
+                and all(p.leader >= 0 for p in meta.partitions.values()):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {topic} not in the metadata 10 s after its creation")
+        time.sleep(0.05)
 
 
 def list_topics(bootstrap: str) -> set[str]:
@@ -28,10 +40,11 @@ def list_topics(bootstrap: str) -> set[str]:
 def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[Message]:
     """Every message of `topic` from offset 0 to its end, in partition order.
 
-    The end is found with partition-EOF events, not ListOffsets: the local Tansu broker
-    reports the base offset of the last batch + 1 as the high watermark (measured here).
+    The end is found with partition-EOF events, not ListOffsets: in a transactional topic
+    the last offsets are commit markers that no consumer receives.
     """
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "tests-reader",
+                         "isolation.level": "read_committed",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest",
                          "enable.partition.eof": True, "fetch.wait.max.ms": 10})
     try:

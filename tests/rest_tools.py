@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.connector_tools import ConnectorProcess, connector_document
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, MariaDbPair, free_port, wait_for
+from tests.services import MariaDbPair, free_port, wait_for
 
 
 @dataclass

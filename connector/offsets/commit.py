@@ -9,12 +9,16 @@ paused connector and the shutdown all commit this way.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
+from connector.kafka.sink import Sink
+from connector.kafka.transactions import TransactionalSink
 from connector.leadership.fencing import Leadership
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
-from connector.sink import Sink
+
+COMMIT_TIMEOUT_S = 60.0  # a transaction's commit, retried within it while retriable
 
 
 class Committer:
@@ -35,3 +39,54 @@ class Committer:
         if leading_at is not None:
             self._leadership.check(leading_at)
         return self._offsets.commit_acked(self._sink)
+
+    def transaction_end(self) -> None:
+        """A source transaction ended (exactly once commits there with `connector`)."""
+
+
+class TransactionalCommitter:
+    """Exactly once (KIP-618): commits the Kafka transaction with the offsets record of the
+    state it leaves, at `transaction.boundary`'s points, never inside a source transaction
+    sent in pieces (its offsets would say "before it" while some of it is committed).
+
+    poll: at every pass of the engine loop that sent something; interval: every
+    `transaction.boundary.interval.ms`; connector: after every source transaction (and
+    every snapshot chunk), so a read_committed consumer sees a database transaction whole.
+    """
+
+    def __init__(self, offsets: OffsetStore, sink: TransactionalSink, leadership: Leadership,
+                 state: Callable[[], ConnectorOffsets], boundary: str, interval_s: float,
+                 source_open: Callable[[], bool]) -> None:
+        self._offsets = offsets
+        self._sink = sink
+        self._leadership = leadership
+        self._state = state
+        self._per_transaction = boundary == "connector"
+        self._interval_s = interval_s if boundary == "interval" else 0.0
+        self._source_open = source_open
+        self._due = time.monotonic() + self._interval_s
+
+    def commit(self, note: bool = True, leading_at: float | None = None) -> bool:
+        """Commit the open transaction if a boundary is due (always when `note` is from a
+        start, a pause or a shutdown: `leading_at` None); True if committed."""
+        if leading_at is not None:
+            self._leadership.check(leading_at)
+            if time.monotonic() < self._due:
+                return False
+        return self._commit()
+
+    def transaction_end(self) -> None:
+        """A source transaction ended: its own Kafka transaction with `connector`."""
+        if self._per_transaction:
+            self._commit()
+
+    def _commit(self) -> bool:
+        if self._source_open():
+            return False
+        state = self._state()
+        if not self._sink.in_transaction and state == self._offsets.committed:
+            return False
+        self._sink.commit(self._offsets.record(state), COMMIT_TIMEOUT_S)
+        self._offsets.committed_in_transaction(state)
+        self._due = time.monotonic() + self._interval_s
+        return True

@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from connector.config import ConfigError, ConnectorConfig
-from connector.kafka import TopicAdmin, key_partition, read_all_partitions
+from connector.config import ConnectorConfig
+from connector.kafka.internal_topics import check_offsets_topic, offsets_spec
+from connector.kafka.partitioner import key_partition
+from connector.kafka.reading import read_all_partitions
+from connector.kafka.sink import DeliveryFailed, Sink
+from connector.kafka.topics import TopicAdmin
 from connector.leadership.lease import Instance
 from connector.offsets.debezium import from_debezium
 from connector.offsets.resume import OffsetRecord, Resumed, resume_point
 from connector.offsets.value import ConnectorOffsets, written_by_gtidmark
-from connector.sink import DeliveryFailed, Sink
 
 log = logging.getLogger(__name__)
 
@@ -87,15 +90,8 @@ class OffsetStore:
 
     def open(self, admin: TopicAdmin) -> None:
         """Create the compacted topic or check it, and connect the producer."""
-        admin.ensure([self._topic], config={"cleanup.policy": "compact"})
-        policy = admin.topic_config(self._topic, "cleanup.policy") or "delete"
-        if "compact" not in policy.split(","):
-            raise ConfigError(f"offset.storage.topic {self._topic} has cleanup.policy={policy}: "
-                              "it needs cleanup.policy=compact or the position is lost after "
-                              "the topic's retention")
-        partitions = admin.partitions_of(self._topic)
-        if not partitions:
-            raise RuntimeError(f"offsets topic {self._topic} has no partitions in the metadata")
+        admin.ensure([self._topic], spec=offsets_spec(self._config))
+        partitions = check_offsets_topic(admin, self._topic)
         self.partition = key_partition(self._key, partitions)
         # Writes never expire: a slow broker delays a commit rather than stop the instance.
         # A frozen leader's write that lands after its successor's is harmless: the
@@ -150,6 +146,17 @@ class OffsetStore:
             return False
         self._write(ready.state)
         return True
+
+    def record(self, state: ConnectorOffsets) -> tuple[str, bytes, bytes, int]:
+        """`state` as the offsets record (topic, key, value, partition) a transaction takes."""
+        self._opened()
+        return self._topic, self._key, state.to_bytes(), self.partition
+
+    def committed_in_transaction(self, state: ConnectorOffsets) -> None:
+        """`state` was committed with its records in one Kafka transaction."""
+        self._pending.clear()
+        self._waiting_since = None
+        self.committed = state
 
     def seed(self, state: ConnectorOffsets) -> None:
         """Write `state` at once, with no records to wait for (benchmark start positions)."""

@@ -24,8 +24,9 @@ from tests.conformance import mysql_scenarios, scenarios
 from tests.conformance.compare import Record
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
 from tests.debezium_runner import DebeziumProcess, mysql_properties
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic, list_topics
-from tests.services import Broker, ServiceError
+from tests.services import ServiceError
 
 SETTINGS = {"provide.transaction.metadata": "true", "heartbeat.interval.ms": "500"}
 

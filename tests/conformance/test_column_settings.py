@@ -12,7 +12,8 @@ import pytest
 from tests.conformance.column_settings import DB, column_settings_target
 from tests.conformance.compare import Record, by_topic, compare_sequences
 from tests.conformance.runs import Run, conformance_run
-from tests.services import Broker, MariaDbPair
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair
 
 READ_MASKS = ("source.ts_ms", "source.ts_us", "source.ts_ns", "source.file", "source.pos",
               "source.server_id", "source.gtid", "source.thread", "source.snapshot")

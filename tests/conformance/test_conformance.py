@@ -16,7 +16,7 @@ import pytest
 
 from tests.conformance.compare import Record, allowed, by_topic, compare_sequences, differences
 from tests.conformance.runs import Run, conformance_run, target
-from tests.services import Broker
+from tests.kafka_services import Broker
 
 
 @pytest.fixture(scope="module", params=["mariadb", "mysql"])

@@ -9,7 +9,8 @@ import pytest
 
 from tests.conformance.compare import Record, by_topic, compare_sequences
 from tests.conformance.unwrap_run import HEADER_PREFIX, UnwrapRun, unwrap_run
-from tests.services import Broker, MariaDbPair
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from tests.conformance.compare import Record
 from tests.conformance.runs import kafka_records, run_sql
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
 from tests.debezium_runner import DebeziumProcess, mysql_properties
-from tests.services import Broker, ServiceError
+from tests.kafka_services import Broker
+from tests.services import ServiceError
 
 DB = "confuw"
 HEADER_PREFIX = "h_"

@@ -16,7 +16,8 @@ import pytest
 
 from connector.gtid import MariaDbGtidPos
 from tests.integration.test_streaming import committed_offsets
-from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDb, wait_for
+from tests.kafka_services import Broker
+from tests.services import CDC_PASSWORD, CDC_USER, MariaDb, wait_for
 
 
 def make_certificates(directory: Path) -> dict[str, Path]:

@@ -23,7 +23,8 @@ from tests.integration.solo import (
     solo_settings,
     wait_solo_caught_up,
 )
-from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDbPair, wait_for
+from tests.kafka_services import Broker
+from tests.services import CDC_PASSWORD, CDC_USER, MariaDbPair, wait_for
 
 __all__ = ["solo"]  # the module-scoped fixture
 

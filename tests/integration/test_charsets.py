@@ -9,7 +9,8 @@ from connector.config import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import wait_caught_up
-from tests.services import Broker, MariaDbPair
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair
 
 EVERY_BYTE = "X'" + bytes(range(1, 256)).hex() + "'"
 CP1252_UNDEFINED = "X'818D8F909D'"  # Python's cp1252 has no character for these five

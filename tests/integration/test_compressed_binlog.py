@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 SENTINEL = 99  # a short insert after the compressed ones: in the topic = streamed past them
 MARKER = "in compressed row events"

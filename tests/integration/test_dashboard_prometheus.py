@@ -12,8 +12,9 @@ from pathlib import Path
 from bench.dashboard import Window, load, panel_series
 from tests.integration.test_rest import insert, reader_child, ready_connector, wait_events
 from tests.integration.test_rest_metrics import kill_binlog_dump
+from tests.kafka_services import Broker
 from tests.prometheus_tools import prometheus_binary, query, running_prometheus, scrapes
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 # Targets (panel title, legend) a healthy short run leaves at 0: each still answers with a
 # series, asserted below; none of them can be caused on purpose without a hook in the engine.

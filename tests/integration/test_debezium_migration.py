@@ -14,7 +14,7 @@ import pytest
 
 from connector.config import parse_config
 from connector.gtid import MariaDbGtidPos
-from connector.kafka import key_partition
+from connector.kafka.partitioner import key_partition
 from connector.offsets.store import read_committed
 from tests.connector_tools import (
     SourcePair,
@@ -30,16 +30,9 @@ from tests.debezium_runner import (
     mysql_properties,
 )
 from tests.integration.test_streaming import as_int64, committed_offsets
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import (
-    CDC_USER,
-    REPL_PASSWORD,
-    REPL_USER,
-    Broker,
-    MariaDb,
-    MariaDbPair,
-    wait_for,
-)
+from tests.services import CDC_USER, REPL_PASSWORD, REPL_USER, MariaDb, MariaDbPair, wait_for
 from tests.workload import TABLES, synced_workload
 
 OFFSETS_PARTITIONS = 25  # Kafka Connect's default for its offsets topic

@@ -16,9 +16,10 @@ from connector.offsets.store import read_committed
 from tests.connector_tools import connector_document, streaming_connector
 from tests.integration.test_debezium_migration import debezium, lost_rows
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, wait_for
+from tests.services import wait_for
 from tests.workload import synced_workload
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from tests.connector_tools import ConnectorProcess, SourcePair, rebuild
 from tests.integration.test_snapshot import proc_doc, signal, start
 from tests.integration.test_streaming import wait_caught_up
-from tests.services import Broker
+from tests.kafka_services import Broker
 
 
 def float32_run(start: float, count: int, step: int = 1) -> list[float]:

@@ -29,10 +29,11 @@ from tests.connector_tools import (
     wait_until,
 )
 from tests.integration.test_snapshot import Writer, compare, make_table, signal
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic, list_topics
-from tests.services import Broker, MariaDbPair, ServiceError
+from tests.services import MariaDbPair, ServiceError
 
-SESSION_MS = 3000
+SESSION_MS = 6000  # Apache Kafka's group.min.session.timeout.ms
 
 
 def offsets_records(broker: Broker, doc: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from tests.connector_tools import connector_document
 from tests.integration.test_ha import Group, wait_covered
 from tests.integration.test_snapshot import Writer, compare, make_table
-from tests.services import Broker, MariaDbPair
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair
 
 SESSION_MS = 20_000  # a takeover after a silent loss of the leader takes longer
 KEYS = 1_000

@@ -12,9 +12,9 @@ from pymysqlreplication.row_event import WriteRowsEvent
 
 from connector.flavours import flavour_named
 from tests.connector_tools import SourcePair
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic, produce
 from tests.mysql_services import MySqlPair
-from tests.services import Broker
 
 
 def test_primary_row_reaches_replica(source: SourcePair, unique_name: str) -> None:

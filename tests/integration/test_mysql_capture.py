@@ -18,9 +18,9 @@ from connector.config import ConfigError
 from connector.preflight import check_server
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import Broker
 
 
 def wait_exit(proc: ConnectorProcess, timeout: float = 60) -> int:

@@ -17,11 +17,12 @@ from confluent_kafka import Producer
 from connector.config import parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos
-from connector.kafka import TopicAdmin, key_partition
+from connector.kafka.partitioner import key_partition
+from connector.kafka.sink import Sink
+from connector.kafka.topics import TopicAdmin
 from connector.leadership.lease import Instance
 from connector.offsets.store import OffsetStore, OffsetsWriteFailed, read_committed
 from connector.offsets.value import ConnectorOffsets
-from connector.sink import Sink
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState
 from tests.connector_tools import (
@@ -32,8 +33,9 @@ from tests.connector_tools import (
     streaming_connector,
 )
 from tests.integration.test_streaming import as_int64
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 from tests.workload import TABLES, synced_workload
 
 CONNECT_DEFAULT_PARTITIONS = 25  # Kafka Connect's offset.storage.partitions default
@@ -81,7 +83,7 @@ def test_restart_after_changes_while_down_loses_nothing(
         layout: str) -> None:
     db = unique_name
     if layout == "three-partitions":
-        settings = {"topic.creation.default.partitions": "3"}
+        settings = {"offset.storage.partitions": "3"}
         topic = f"{db}-offsets"
     else:  # Kafka Connect's own offsets topic, created before the connector by Connect
         topic = f"{db}-connect-offsets"

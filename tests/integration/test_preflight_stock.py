@@ -15,7 +15,8 @@ import pytest
 
 from connector.config import ConfigError
 from connector.preflight import check_server
-from tests.services import CDC_PASSWORD, CDC_USER, Broker, MariaDb
+from tests.kafka_services import Broker
+from tests.services import CDC_PASSWORD, CDC_USER, MariaDb
 
 # The options tests/services.py starts every MariaDB with so that capture works.
 CAPTURE_OPTIONS = ("--log-bin=", "--binlog-format=", "--binlog-row-image=",

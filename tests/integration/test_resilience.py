@@ -25,8 +25,9 @@ from tests.connector_tools import (
     source_rows,
 )
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import CDC_USER, Broker, MariaDbPair, wait_for
+from tests.services import CDC_USER, MariaDbPair, wait_for
 from tests.workload import insert_sequence
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import ConnectorProcess
 from tests.integration.test_streaming import committed_offsets
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.rest_tools import RestClient, change_events, rest_connector
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 STOP_FIRST = ("Connectors must be in the STOPPED state before their offsets can be modified. "
               "This can be done for the specified connector by issuing a 'PUT' request to the "

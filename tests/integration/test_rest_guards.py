@@ -20,9 +20,10 @@ from tests.integration.test_rest import (
     wait_ready,
 )
 from tests.integration.test_streaming import committed_offsets
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
 from tests.rest_tools import rest_connector
-from tests.services import Broker, MariaDbPair
+from tests.services import MariaDbPair
 
 
 def test_patched_snapshot_state_takes_only_what_a_signal_could(

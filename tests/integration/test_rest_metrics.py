@@ -11,8 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from connector.rest.metrics import NOT_EXPORTED
 from tests.integration.test_rest import insert, reader_child, ready_connector, wait_events
+from tests.kafka_services import Broker
 from tests.rest_tools import RestClient, change_events
-from tests.services import Broker, MariaDb, MariaDbPair, wait_for
+from tests.services import MariaDb, MariaDbPair, wait_for
 from tests.unit.test_dashboard_metrics import GENERIC_DASHBOARD, MYSQL_DASHBOARD
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

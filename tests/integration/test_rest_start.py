@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tests.connector_tools import connector_document
 from tests.integration.test_rest import create_table, insert, wait_events, wait_ready
+from tests.kafka_services import Broker
 from tests.rest_tools import rest_connector
-from tests.services import Broker, MariaDbPair, free_port
+from tests.services import MariaDbPair, free_port
 
 
 def test_a_refused_start_is_failed_with_its_reason_and_restart_tries_again(

@@ -14,8 +14,9 @@ from tests.connector_tools import ConnectorProcess
 from tests.general_log import cdc_statements, general_log
 from tests.integration.test_snapshot import proc_doc, start
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, produce
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 pytestmark = pytest.mark.integration
 SECRET = "TOPSECRET-4711"

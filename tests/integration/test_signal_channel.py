@@ -13,8 +13,8 @@ from confluent_kafka import Consumer
 from connector.config import ConfigError, ConnectorConfig, parse_config
 from signals.channel import ReceivedSignal, SignalChannel
 from signals.models import ExecuteSnapshot, Log, SetThrottle
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 
 pytestmark = pytest.mark.integration
 

@@ -15,13 +15,14 @@ import pytest
 import signals.send
 from connector.cli import main
 from connector.config import parse_config
-from connector.kafka import TopicAdmin
+from connector.kafka.topics import TopicAdmin
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from signals.models import ExecuteSnapshot, PauseSnapshot
 from signals.send import build_signal, send_signal
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic, decode_json, list_topics
-from tests.services import Broker, free_port
+from tests.services import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -17,9 +17,10 @@ from tests.integration.test_signal_attacks import consumed, make_tables, outcome
 from tests.integration.test_signal_fuzz import peak_rss_kib
 from tests.integration.test_snapshot import proc_doc, start
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import produce
 from tests.rest_tools import RestClient
-from tests.services import Broker, MariaDbPair, free_port, wait_for
+from tests.services import MariaDbPair, free_port, wait_for
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration

@@ -18,8 +18,9 @@ from tests.connector_tools import ConnectorProcess, rebuild, source_rows
 from tests.general_log import cdc_statements, general_log, not_read_only
 from tests.integration.test_snapshot import Writer, proc_doc, start
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, produce
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 pytestmark = pytest.mark.integration
 SIGNALS = 3000

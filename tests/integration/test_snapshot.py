@@ -21,8 +21,9 @@ from tests.connector_tools import (
     source_rows,
 )
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import produce
-from tests.services import Broker, MariaDbPair
+from tests.services import MariaDbPair
 from tests.workload import insert_sequence
 
 

@@ -25,9 +25,10 @@ from connector.snapshot.window import ChunkWindow
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_snapshot import Writer, compare, make_table, proc_doc, signal, start
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, MariaDbPair, ServiceError
+from tests.services import MariaDbPair, ServiceError
 
 LOCAL_DOMAIN = 77  # not the replication's (0): strict mode would stop the applier there
 ROWS = 5_000

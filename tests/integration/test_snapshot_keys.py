@@ -14,8 +14,9 @@ import pytest
 from tests.connector_tools import ConnectorProcess, rebuild
 from tests.integration.test_snapshot import proc_doc, signal, start
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 pytestmark = pytest.mark.integration
 

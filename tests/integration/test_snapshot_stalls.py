@@ -12,8 +12,9 @@ from confluent_kafka import Consumer, TopicPartition
 from tests.connector_tools import ConnectorProcess
 from tests.integration.test_snapshot import signal, start
 from tests.integration.test_snapshot_keys import reads
+from tests.kafka_services import Broker
 from tests.kafka_tools import decode_json
-from tests.services import Broker, MariaDbPair
+from tests.services import MariaDbPair
 from tests.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.integration

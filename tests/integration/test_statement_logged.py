@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, rebuild
-from tests.services import Broker, wait_for
+from tests.kafka_services import Broker
+from tests.services import wait_for
 
 SENTINEL = 99  # a row-logged insert after the scenario: seen in the topic = streamed past it
 

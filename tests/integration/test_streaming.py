@@ -23,8 +23,8 @@ from tests.connector_tools import (
     source_rows,
     wait_until,
 )
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, list_topics
-from tests.services import Broker
 from tests.workload import TABLES, Workload
 
 

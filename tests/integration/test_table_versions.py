@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.connector_tools import SourcePair, connector_document, streaming_connector
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, wait_for
+from tests.services import wait_for
 
 
 def _records(broker: Broker, topic: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -25,8 +25,9 @@ from tests.integration.test_resilience import (
     running_on,
 )
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.services import MariaDbPair, wait_for
 
 __all__ = ["running", "running_on"]  # the fixtures
 

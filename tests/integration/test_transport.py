@@ -12,7 +12,8 @@ import pytest
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild
 from tests.integration.test_resilience import assert_same, insert
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair, wait_for
 from tests.tcp_proxy import TcpProxy
 
 READ_TIMEOUT = "3"  # seconds without a byte (heartbeats come every second)

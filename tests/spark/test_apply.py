@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
 from spark_consumer.offsets import table_offsets
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 from tests.spark.events import Changes, utc
 from tests.spark.helpers import apply_once, table_rows, topic_ends
 from tests.spark.test_type_decoding import ENUM, SET, all_types_schema, expected

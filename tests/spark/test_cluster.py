@@ -21,7 +21,8 @@ from pyspark.sql import SparkSession
 
 from tests.connector_tools import connector_document, source_rows, streaming_connector
 from tests.integration.test_streaming import as_int64, wait_caught_up
-from tests.services import Broker, MariaDbPair, wait_for
+from tests.kafka_services import Broker
+from tests.services import MariaDbPair, wait_for
 from tests.spark.cluster import Executor, StandaloneCluster
 from tests.spark.cluster_procedure import (
     Procedure,

@@ -21,7 +21,7 @@ from connector.config import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, source_rows
 from tests.integration.test_streaming import as_int64, wait_caught_up
-from tests.services import Broker
+from tests.kafka_services import Broker
 from tests.spark.helpers import apply_once
 from tests.workload import TABLES, Workload
 

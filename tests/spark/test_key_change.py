@@ -23,8 +23,8 @@ from connector.schema import Column, TableSchema
 from spark_consumer.columnar import RawRecord
 from spark_consumer.keys import KeyChange, KeyWatch, cut_at
 from spark_consumer.planner import OffsetRange
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
-from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once
 

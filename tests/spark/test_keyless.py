@@ -15,8 +15,8 @@ from connector.schema import Column, TableSchema
 from spark_consumer.keyless import merge_keyless
 from spark_consumer.offsets import table_offsets
 from spark_consumer.tables import TableState
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 from tests.spark.events import Changes, Item
 from tests.spark.helpers import apply_once, topic_ends
 

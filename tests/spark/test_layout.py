@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession
 from connector.schema import Column, TableSchema
 from spark_consumer.apply import main
 from spark_consumer.layout_spec import parse_partition_by, parse_sort_by
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once, table_rows
 

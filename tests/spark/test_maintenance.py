@@ -17,8 +17,8 @@ from spark_consumer.maintenance_options import MaintenanceOptions
 from spark_consumer.offsets import OFFSETS_PROPERTY, iceberg_table, table_offsets
 from spark_consumer.options import UsageError, parse_options
 from spark_consumer.tables import TableRef
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once, table_rows, topic_ends
 

@@ -15,8 +15,8 @@ from connector.schema import Column, TableSchema
 from spark_consumer.offsets import OFFSETS_PROPERTY, table_offsets
 from spark_consumer.reader import RangeStats
 from spark_consumer.source import SourceRead, side_results
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once, table_rows, topic_ends
 

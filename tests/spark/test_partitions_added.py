@@ -21,8 +21,8 @@ from spark_consumer.job import Job
 from spark_consumer.offsets import PARTITIONS_PROPERTY, committed_summary, table_offsets
 from spark_consumer.options import JobOptions
 from spark_consumer.resume import PartitionsAddedError
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
-from tests.services import Broker
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once, table_rows
 

@@ -16,8 +16,9 @@ from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
 from spark_consumer import planner
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
-from tests.services import Broker, free_port
+from tests.services import free_port
 from tests.spark.events import Changes
 from tests.spark.helpers import apply_once
 

@@ -21,8 +21,9 @@ from spark_consumer.apply import main, run
 from spark_consumer.job import Job
 from spark_consumer.offsets import table_offsets
 from spark_consumer.options import JobOptions
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
-from tests.services import Broker, wait_for
+from tests.services import wait_for
 from tests.spark.events import Changes, connector_config
 from tests.spark.helpers import apply_once, table_rows, topic_ends
 

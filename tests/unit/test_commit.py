@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from connector.config import parse_config
+from connector.kafka.sink import Sink
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.offsets.commit import Committer
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
-from connector.sink import Sink
 
 CONFIG = parse_config({"name": "shop-connector", "config": {
     "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",

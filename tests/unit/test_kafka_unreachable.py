@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.kafka_log import KafkaLog, connection_failure
+from connector.kafka.client_log import KafkaLog, connection_failure
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.kafka import key_partition, murmur2
+from connector.kafka.partitioner import key_partition, murmur2
 from connector.leadership.lease import Instance
 from connector.offsets.store import parse_offsets
 from connector.offsets.value import ConnectorOffsets

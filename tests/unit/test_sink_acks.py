@@ -11,7 +11,7 @@ from confluent_kafka import KafkaError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.sink import Sink, ha_producer
+from connector.kafka.sink import Sink, ha_producer
 
 
 class _Recorded:

@@ -43,9 +43,12 @@ DEFAULT_MESSAGE_MAX_BYTES = 1_000_000  # librdkafka's default message.max.bytes
 class DeliveryFailed(RuntimeError):
     """Kafka refused a record for good; the connector stops without committing past it."""
 
-    def __init__(self, reason: str, timed_out: bool = False) -> None:
+    def __init__(self, reason: str, timed_out: bool = False, restart: bool = False) -> None:
         super().__init__(reason)
         self.timed_out = timed_out  # not acknowledged within message.timeout.ms
+        # Nothing past the committed offsets is visible (an aborted or fenced transaction):
+        # a new run resumes from them, as after a step-down.
+        self.restart = restart
 
 
 def ha_producer(settings: dict[str, str], session_timeout_ms: int) -> dict[str, str]:
@@ -110,6 +113,7 @@ class Sink:
         self._delivered = self._epoch.delivered
         self.failure: str | None = None
         self.timed_out = False  # the failure is a delivery timeout (ha_producer)
+        self.restart = False  # the failure leaves nothing past the committed offsets
         self._last_error: str | None = None
         # Called before a record is queued when `guard_after` seconds passed since the
         # previous record: the leader re-checks its leadership after a pause.
@@ -204,7 +208,7 @@ class Sink:
 
     def _check(self) -> None:
         if self.failure is not None:
-            raise DeliveryFailed(self.failure, self.timed_out)
+            raise DeliveryFailed(self.failure, self.timed_out, self.restart)
 
     def poll(self, timeout: float = 0.0) -> None:
         self._producer.poll(timeout)
