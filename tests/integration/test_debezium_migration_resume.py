@@ -16,8 +16,8 @@ from pathlib import Path
 from connector.config import parse_config
 from tests.connector_tools import SourcePair, connector_document, streaming_connector
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic, produce
-from tests.services import Broker
 
 BIG_TX = ["INSERT INTO t VALUES (1, 'a')", "INSERT INTO t VALUES (2, 'b'), (3, 'c')",
           "INSERT INTO t VALUES (4, 'd')"]

@@ -9,9 +9,9 @@ from typing import Any
 
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import Broker
 
 
 def envelopes(broker: Broker, topic: str) -> list[dict[str, Any]]:

@@ -25,9 +25,10 @@ from tests.connector_tools import (
     streaming_connector,
 )
 from tests.general_log import general_log
+from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, wait_for
+from tests.services import wait_for
 
 
 def foreign_uuid() -> str:

@@ -11,8 +11,8 @@ import pytest
 
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
 from tests.integration.test_streaming import wait_caught_up
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
-from tests.services import Broker
 
 
 @pytest.fixture

@@ -10,9 +10,10 @@ from connector.gtid import GtidSet
 from tests.connector_tools import connector_document, streaming_connector
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.integration.test_transactions import execute_each
+from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all
 from tests.mysql_services import MySqlPair
-from tests.services import Broker, wait_for
+from tests.services import wait_for
 
 
 def test_offsets_leave_out_only_the_open_xa(mysql: MySqlPair, broker: Broker,
