@@ -107,6 +107,10 @@ class Engine:
         self.ts_sec = 0
         self.reader: ReaderProcess | None = None
         self.xa_hold: str | None = None  # while an XA is open: where a restart must resume
+        # Debezium's offsets stopped inside a transaction: its `event`/`row`, kept in ours
+        # until the stream is past that transaction (connector/binlog/resume_skip.py).
+        self.mid_transaction = (0, 0)
+        self._mid_transaction_at: Position | None = None
         self.source_open = False  # a source transaction is partly sent (it came in pieces)
 
     def _build(self, config: ConnectorConfig) -> None:
@@ -146,8 +150,11 @@ class Engine:
 
     def state(self) -> ConnectorOffsets:
         """The offsets value: where streaming is, snapshot progress, signal position."""
+        event, row = self.mid_transaction if self.position == self._mid_transaction_at \
+            else (0, 0)
         return ConnectorOffsets(
             gtids=self.xa_hold or str(self.position), file=self.file, pos=self.pos,
+            event=event, row=row,
             server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             signal_in_progress=self.signals.unfinished,
@@ -239,6 +246,12 @@ class Engine:
         if stored is not None:
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
         self.position = start_position(self.config, flavour, stored, self.launch)
+        if stored is not None and (stored.event or stored.row):
+            self.mid_transaction, self._mid_transaction_at = (stored.event, stored.row), \
+                self.position
+            log.info("resuming inside a transaction (offsets event=%d row=%d): its first %d "
+                     "binlog events and %d rows after them were sent already, skipped",
+                     stored.event, stored.row, stored.event, stored.row)
         if stored is not None and stored.snapshot:
             self.snapshots.restore(stored.snapshot)
         elif stored is None and self.config.snapshot_mode == "initial":
@@ -254,7 +267,8 @@ class Engine:
         # start record landed): the first record of an epoch owns it.
         self.leadership.check_epoch()
         self.reader = ReaderProcess(self.config.mysql_settings(), self.config.server_id,
-                                   flavour, self.position, self.queue)
+                                   flavour, self.position, self.queue,
+                                   resume=self.mid_transaction)
         self.reader.start()
 
     def _loop(self) -> None:

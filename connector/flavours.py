@@ -8,13 +8,20 @@ carries and which server settings capture needs. Nothing else tests the flavour.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pymysql
 
-from connector.gtid import Gtid, GtidSet, MariaDbGtidPos, MariaGtid, MysqlGtid, Position
+from connector.gtid import (
+    Gtid,
+    GtidSet,
+    MariaDbGtidPos,
+    MariaGtid,
+    MysqlGtid,
+    Position,
+    parse_owned,
+)
 
 __all__ = ["MARIADB", "MYSQL", "Flavour", "FlavourName", "Requirement", "applied_or_streamed",
            "flavour_named", "flavour_of_server", "gtid_fields", "position_of_either",
@@ -44,7 +51,6 @@ COMMON_REQUIRED = (
                 "updates and deletes would lack their full before-image"),
     Requirement("binlog_row_metadata", "FULL", "column names would be unknown"),
 )
-_OWNED_BY = re.compile(r"#[0-9]+")
 
 
 class Flavour:
@@ -68,6 +74,23 @@ class Flavour:
 
     def current_position(self, cursor: Any) -> Position:
         """Where a first start streams from: everything the server has binlogged."""
+        raise NotImplementedError
+
+    def oldest_position(self, cursor: Any) -> Position:
+        """Where the server's oldest binlog starts: what it has purged (a replica provisioned
+        by clone or backup never binlogged its history). Streaming from the empty position
+        instead asks for purged transactions, and the server refuses (error 1236)."""
+        raise NotImplementedError
+
+    def without(self, position: Position, gtids: list[Gtid]) -> Position | None:
+        """`position` less the transactions `gtids`; None where a position cannot leave
+        one out (MariaDB's: the last GTID per domain)."""
+        raise NotImplementedError
+
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        """What of `streamed` this server has still to apply ("" when nothing): the stream
+        started from offsets ahead of it (written while reading the primary, or a replica
+        further on). A chunk read before it has would be older than events already sent."""
         raise NotImplementedError
 
     def read_low(self, cursor: Any, streamed: Position) -> Position:
@@ -153,6 +176,21 @@ class _MariaDb(Flavour):
     def current_position(self, cursor: Any) -> MariaDbGtidPos:
         return MariaDbGtidPos.parse(_first(cursor, "SELECT @@global.gtid_binlog_pos"))
 
+    def oldest_position(self, cursor: Any) -> MariaDbGtidPos:
+        """The Gtid_list the oldest binlog file starts with."""
+        cursor.execute("SHOW BINARY LOGS")
+        first = cursor.fetchone()
+        cursor.fetchall()
+        if first is None:
+            return MariaDbGtidPos()
+        return MariaDbGtidPos.parse(self.gtids_at(cursor, str(first[0]), 4) or "")
+
+    def without(self, position: Position, gtids: list[Gtid]) -> None:
+        return None
+
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        return ""  # read_low holds gtid_slave_pos: no window opens before the applier's turn
+
     def read_low(self, cursor: Any, streamed: Position) -> MariaDbGtidPos:
         cursor.execute("SELECT @@global.gtid_slave_pos, @@global.server_id")
         applied, server_id = cursor.fetchone()
@@ -227,6 +265,27 @@ class _MySql(Flavour):
     def current_position(self, cursor: Any) -> GtidSet:
         return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_executed"))
 
+    def oldest_position(self, cursor: Any) -> GtidSet:
+        return GtidSet.parse(_first(cursor, "SELECT @@global.gtid_purged"))
+
+    def without(self, position: Position, gtids: list[Gtid]) -> GtidSet:
+        assert isinstance(position, GtidSet)
+        return position - GtidSet.of(g for g in gtids if not isinstance(g, MariaGtid))
+
+    def unapplied(self, cursor: Any, streamed: Position) -> str:
+        """The GTIDs of `streamed` not executed here, of the server UUIDs this server has
+        executed GTIDs of (its sources): those the applier has still to apply. A UUID it
+        never had (another replica's own writes) never comes: read_low's business. Owned
+        ones are committing now (the stream reads this server's binlog before its commits
+        are visible): read_low leaves them out of L, no reason to wait here."""
+        assert isinstance(streamed, GtidSet)
+        owned = self._owned(cursor)
+        executed = self.current_position(cursor)
+        sources = {uuid for uuid, _ in executed.intervals()}
+        missing = streamed - (owned | executed)
+        return str(GtidSet({tsid: ivs for tsid, ivs in missing.intervals().items()
+                            if tsid[0] in sources}))
+
     def read_low(self, cursor: Any, streamed: Position) -> GtidSet:
         """gtid_executed, and the GTIDs of `streamed` this server never had: owned, then
         executed read after owned hold every transaction it binlogged (executed stays
@@ -242,7 +301,7 @@ class _MySql(Flavour):
         return owned | self.current_position(cursor)
 
     def _owned(self, cursor: Any) -> GtidSet:
-        return GtidSet.parse(_OWNED_BY.sub("", _first(cursor, "SELECT @@global.gtid_owned")))
+        return parse_owned(_first(cursor, "SELECT @@global.gtid_owned"))
 
     def bounded(self, sql: str, seconds: float) -> str:
         _check_select(sql)

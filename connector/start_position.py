@@ -6,6 +6,8 @@ Also the replica session these reads (and the catalog, preflight and launch poin
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 import pymysql
 
@@ -46,21 +48,28 @@ def start_position(config: ConnectorConfig, flavour: Flavour, stored: ConnectorO
                               f"{flavour.name} position ({exc}); is this the server "
                               "they were written for?") from None
     if config.snapshot_mode == "never":
-        log.info("first start, snapshot.mode=never: streaming from the oldest binlog")
-        return flavour.position("")
+        position = _read(config, flavour.oldest_position)
+        log.info("first start, snapshot.mode=never: streaming from the oldest binlog%s",
+                 f" (after the purged {position})" if position else "")
+        return position
     if launch is not None:
         log.info("first start, snapshot.mode=%s: streaming from the position at launch "
                  "%s (read %.0fs ago)", config.snapshot_mode, launch.position, launch.age())
         return flavour.position(launch.position)
-    conn = replica_connection(config)
-    try:
-        with conn.cursor() as cur:
-            position = flavour.current_position(cur)
-    finally:
-        conn.close()
+    position = _read(config, flavour.current_position)
     log.info("first start, snapshot.mode=%s: streaming from the current position %s",
              config.snapshot_mode, position)
     return position
+
+
+def _read(config: ConnectorConfig, read: Callable[[Any], Position]) -> Position:
+    """`read` on a cursor of a new replica session."""
+    conn = replica_connection(config)
+    try:
+        with conn.cursor() as cur:
+            return read(cur)
+    finally:
+        conn.close()
 
 
 def gtids_at(config: ConnectorConfig, flavour: Flavour, file: str, pos: int) -> str:

@@ -54,6 +54,11 @@ HEARTBEAT = 5  # (HEARTBEAT,)
 TABLE_MAP = 6  # (TABLE_MAP, table_id, schema_of(event))
 ROWS = 7  # (ROWS, table_id, op, rows, start_pos, event): rows None -> the library's event
 COMPRESSED_ROWS = 8  # (COMPRESSED_ROWS, table_id): MariaDB's log_bin_compress, not decoded
+# (COUNTED,): an event inside a transaction the reader ignores but Debezium's offsets count
+# (connector/binlog/resume_skip.py): MySQL's ROWS_QUERY, which the server sends whenever
+# binlog_rows_query_log_events wrote it. MariaDB's ANNOTATE_ROWS comes only when asked
+# for, and neither this reader nor Debezium (without include.query) asks.
+COUNTED = 9
 
 _HEADER = struct.Struct("<IBIIIH")  # after the OK byte: timestamp, type, server, size, next pos
 _GTID = struct.Struct("<QIB")  # seq_no, domain, flags
@@ -186,6 +191,8 @@ def frames(stream: BinLogStreamReader,
             yield XA_PREPARE, log_pos, bool(one_phase), xid
         elif kind == BINLOG.HEARTBEAT_LOG_EVENT:
             yield HEARTBEAT,
+        elif kind == BINLOG.ROWS_QUERY_LOG_EVENT:
+            yield COUNTED,
         elif kind == BINLOG.ROTATE_EVENT:
             stream.log_pos = int.from_bytes(data[20:28], "little")
             stream.log_file = next_binlog = data[28:end].decode()

@@ -26,6 +26,7 @@ from typing import Any
 
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader
+from connector.binlog.resume_skip import MidTransaction
 from connector.binlog.transactions import RowsChange, Transaction
 from connector.child import start_child, stop_child
 from connector.flavours import Flavour, flavour_named, gtid_fields
@@ -106,7 +107,7 @@ def _child_main(fd: int) -> None:
     """Entry point of the reader process: settings arrive as the pipe's first message."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     conn = Connection(fd)
-    mysql, server_id, flavour_name, start, level = conn.recv()
+    mysql, server_id, flavour_name, start, level, (events, rows) = conn.recv()
     configure_logging(level)
     tune_for_streaming()
     stopping = threading.Event()
@@ -114,7 +115,8 @@ def _child_main(fd: int) -> None:
                      daemon=True).start()
     queue: ChangeQueue[Transaction] = ChangeQueue()
     flavour = flavour_named(flavour_name)
-    reader = BinlogReader(mysql, server_id, flavour, flavour.position(start), queue)
+    reader = BinlogReader(mysql, server_id, flavour, flavour.position(start), queue,
+                          resume=MidTransaction(events, rows))
     reader.start()
     sender = _Sender(conn)
     link = (False, 0)  # (connected, reconnects) as the parent last heard it
@@ -149,14 +151,14 @@ class ReaderProcess:
     (the child: `python -m connector.binlog.process`, see connector/child.py)."""
 
     def __init__(self, mysql: dict[str, Any], server_id: int, flavour: Flavour, start: Position,
-                 out: ChangeQueue[Transaction]) -> None:
+                 out: ChangeQueue[Transaction], resume: tuple[int, int] = (0, 0)) -> None:
         self._out = out
         self._gtid_of = flavour.gtid
         self._stopping = threading.Event()
         self.connected = threading.Event()
         self.disconnects = 0  # binlog connections the child lost (and reconnected)
         self._settings = (mysql, server_id, flavour.name, str(start),
-                          logging.getLogger().getEffectiveLevel())
+                          logging.getLogger().getEffectiveLevel(), resume)
         self._conn: Connection | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._schemas: dict[int, TableSchema] = {}

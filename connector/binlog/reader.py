@@ -51,6 +51,7 @@ from connector.binlog.framing import (
     frames,
 )
 from connector.binlog.queue import ChangeQueue
+from connector.binlog.resume_skip import MidTransaction
 from connector.binlog.rowimages import missing_columns
 from connector.binlog.statements import is_dml, statement_gap
 from connector.binlog.transactions import Gap, InnerDdl, Op, RowsChange, Transaction
@@ -86,7 +87,7 @@ class BinlogReader(threading.Thread):
 
     def __init__(self, mysql: dict[str, Any], server_id: int, flavour: Flavour, start: Position,
                  out: ChangeQueue[Transaction], max_reconnect_seconds: float = 300.0,
-                 framing: Framing = frames) -> None:
+                 framing: Framing = frames, resume: MidTransaction | None = None) -> None:
         super().__init__(name="binlog-reader", daemon=True)
         self._mysql = {k: v for k, v in mysql.items() if k != "database"}
         self._server_id = server_id
@@ -105,6 +106,8 @@ class BinlogReader(threading.Thread):
         self._partial_gtid: Gtid | None = None
         self._handed_rows = 0
         self._handed_pieces = 0
+        # Debezium's offsets stopped inside the first transaction: its rows already sent.
+        self._resume = resume if resume is not None and resume.pending else None
 
     def stop(self) -> None:
         self._stopping.set()
@@ -178,6 +181,8 @@ class BinlogReader(threading.Thread):
         )
 
     def _stream_once(self) -> None:
+        if self._resume is not None:
+            self._resume.reconnected()
         stream = self._stream = self._open()
         tx: Transaction | None = None
         xa_group = False
@@ -191,10 +196,15 @@ class BinlogReader(threading.Thread):
                 self.connected.set()
                 log.info("binlog stream open from GTID %s", self.position)
             kind = frame[0]
+            resume = self._resume
+            if resume is not None and kind != GTID:
+                resume.next_event()
             if kind == ROWS:
                 if tx is None:
                     continue
                 _, table_id, op, rows, pos, event = frame
+                sent = 0 if resume is None else resume.rows_to_drop(
+                    len(rows) if rows is not None else len(event.rows))
                 table = schemas.get(table_id)
                 if table is None:
                     continue
@@ -202,6 +212,10 @@ class BinlogReader(threading.Thread):
                     _image_gap(tx, table, missing)  # its rows would stream columns as NULL
                     continue
                 change = _rows_change(table, op, rows, pos, event)
+                if sent:
+                    change.rows = change.rows[sent:]
+                    if not change.rows:
+                        continue
                 if skip_rows:
                     dropped = min(skip_rows, len(change.rows))
                     change.rows, skip_rows = change.rows[dropped:], skip_rows - dropped
@@ -222,6 +236,8 @@ class BinlogReader(threading.Thread):
                 skip_rows = self._handed_rows if resumed else 0
                 tx.piece = self._handed_pieces if resumed else 0
                 undecided = flags is None
+                if resume is not None and not undecided:
+                    resume.begin()  # MariaDB: the GTID event is the BEGIN
                 xa_group = not undecided and bool(flags & FL_PREPARED_XA)
                 if not undecided and flags & (FL_STANDALONE | FL_COMPLETED_XA):
                     tx.ddl = ""  # the next query event is the statement and ends it
@@ -242,7 +258,7 @@ class BinlogReader(threading.Thread):
             if kind == XA_PREPARE:
                 _, log_pos, one_phase, xid = frame
                 if not one_phase:
-                    self._xa.prepare(xid, self.position, tx.changes)
+                    self._xa.prepare(xid, self.position, tx.gtid, tx.changes)
                     tx.changes = []
             elif kind == QUERY:
                 _, log_pos, thread, db, query, start = frame
@@ -254,6 +270,8 @@ class BinlogReader(threading.Thread):
                 if undecided:
                     undecided = False
                     xa_group = head == "XA START"
+                    if resume is not None and verb == "BEGIN":
+                        resume.begin()
                     if xa_group or verb == "BEGIN":
                         continue
                     tx.ddl = ""  # no BEGIN: a one-statement group (DDL, XA COMMIT)
@@ -274,8 +292,12 @@ class BinlogReader(threading.Thread):
             else:
                 continue
             tx.end_pos = log_pos
+            if resume is not None:
+                resume.end()
+                if resume.done:
+                    self._resume = None
             self.position = self.position.advance(tx.gtid)
-            tx.hold = self._xa.hold()
+            tx.hold = self._xa.hold(self.position, self._flavour)
             self._partial_gtid, self._handed_rows, self._handed_pieces = None, 0, 0
             self._out.put(tx, tx.row_count + 1, self._stopping)
             tx = None

@@ -2,8 +2,11 @@
 
 The binlog holds a prepared XA as its own GTID group (rows, `XA END`, an XA_PREPARE event)
 and `XA COMMIT` / `XA ROLLBACK` as a separate one-statement group. The rows are held here
-until the commit; while any XA is open, the offsets position stays at the start of the
-earliest open one, so a restart reads its rows again instead of skipping them.
+until the commit; while any XA is open, a restart must read its prepared group again. On
+MySQL the offsets position is then the stream's position without the open XAs' prepare
+GTIDs (a GTID set says exactly that: the restart reads those groups and nothing else
+again); a MariaDB position (the last GTID per domain) cannot leave one out, so it stays
+at the start of the earliest open XA.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from connector.gtid import Position
+from connector.flavours import Flavour
+from connector.gtid import Gtid, Position
 
 FL_PREPARED_XA = 0x40  # MariaDB GTID flag: this group ends with XA PREPARE
 FL_COMPLETED_XA = 0x80  # MariaDB GTID flag: this group is XA COMMIT / XA ROLLBACK
@@ -37,18 +41,23 @@ class OpenXa:
     """Prepared-but-not-completed XA transactions, in prepare order."""
 
     def __init__(self) -> None:
-        self._open: dict[XaId, tuple[Position, list[Any]]] = {}
+        self._open: dict[XaId, tuple[Position, Gtid, list[Any]]] = {}
 
-    def prepare(self, xid: XaId, start: Position, changes: list[Any]) -> None:
-        """Hold `changes`; `start` is the stream position just before the prepared group."""
+    def prepare(self, xid: XaId, start: Position, gtid: Gtid, changes: list[Any]) -> None:
+        """Hold `changes`; `start` is the stream position just before the prepared group,
+        `gtid` the group's."""
         self._open.pop(xid, None)
-        self._open[xid] = (start, changes)
+        self._open[xid] = (start, gtid, changes)
 
     def complete(self, xid: XaId) -> list[Any] | None:
         """The held changes of `xid` (None when its prepare was never seen)."""
         found = self._open.pop(xid, None)
-        return None if found is None else found[1]
+        return None if found is None else found[2]
 
-    def hold(self) -> str | None:
-        """Where a restart must resume: the start of the earliest open XA, if any."""
-        return str(next(iter(self._open.values()))[0]) if self._open else None
+    def hold(self, position: Position, flavour: Flavour) -> str | None:
+        """Where a restart must resume while an XA is open (None when none is): `position`
+        without the open prepare groups, else the start of the earliest one."""
+        if not self._open:
+            return None
+        exact = flavour.without(position, [gtid for _, gtid, _ in self._open.values()])
+        return str(exact if exact is not None else next(iter(self._open.values()))[0])

@@ -71,14 +71,19 @@ def key_predicate(key_columns: Sequence[str], bound: Key,
     return " OR ".join(terms), params
 
 
-def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | None,
-                condition: Condition | None, limit: int, upto: Key | None = None,
-                exact: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """The next chunk: rows with key > `after` (and <= `upto`), in key order, `limit` rows;
-    after the table's columns, `exact_key_sql` of each column in `exact`, in that order."""
+def chunk_query(db: str, table: str, columns: Sequence[str], key_columns: Sequence[str],
+                after: Key | None, condition: Condition | None, limit: int,
+                upto: Key | None = None, exact: Sequence[str] = ()) -> tuple[str, list[Any]]:
+    """The next chunk: `columns` of the rows with key > `after` (and <= `upto`), in key
+    order, `limit` rows; after them, `exact_key_sql` of each column in `exact`, in that
+    order. Named, not `*`: `*` leaves out INVISIBLE columns (MySQL's generated invisible
+    primary key too), which the binlog's rows and Debezium's chunk SELECT carry."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"chunk limit must be a positive integer, not {limit!r}")
     cols = _columns(key_columns)
+    if not columns:
+        raise ValueError("a chunk selects at least one column")
+    selected = [_pct(quote_ident(c)) for c in columns]
     where: list[str] = []
     params: list[Any] = []
     if after is not None:
@@ -92,7 +97,7 @@ def chunk_query(db: str, table: str, key_columns: Sequence[str], after: Key | No
     if condition:
         where.append(f"({condition[0]})")
         params += condition[1]
-    query = f"SELECT {', '.join(['*', *(exact_key_sql(c) for c in exact)])} " \
+    query = f"SELECT {', '.join([*selected, *(exact_key_sql(c) for c in exact)])} " \
         f"FROM {_table(db, table)}"
     if where:
         query += " WHERE " + " AND ".join(where)

@@ -20,9 +20,15 @@ from connector.events.envelope import RowEncoding
 from connector.filters import TableFilter
 from connector.flavours import Flavour
 from connector.gtid import Position
+from connector.snapshot.catch_up import wait_applied
 from connector.snapshot.chunks import Condition, chunk_query
 from connector.snapshot.session import Session, SqlError
-from connector.snapshot.sql_errors import describe, is_connection_error
+from connector.snapshot.sql_errors import (
+    UNKNOWN_COLUMN,
+    describe,
+    error_code,
+    is_connection_error,
+)
 from connector.snapshot.tables import CHUNK_TIMEOUT_S, condition_refused
 from connector.snapshot.window import Key
 
@@ -77,17 +83,21 @@ def select_chunk(session: Session, request: ChunkRequest, flavour: Flavour,
                  ) -> SelectedChunk | ColumnsChanged:
     """The low watermark, the chunk SELECT and the high watermark, on one session."""
     db, name = request.table.split(".", 1)
-    sql, params = chunk_query(db, name, request.key_columns, request.after, request.condition,
-                              request.limit, exact=request.exact_keys)
+    sql, params = chunk_query(db, name, request.columns, request.key_columns, request.after,
+                              request.condition, request.limit, exact=request.exact_keys)
+    wait_applied(session, flavour, request.streamed)
     with session.cursor() as cur:
         low = flavour.read_low(cur, request.streamed)
-        cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
-        read = [d[0] for d in cur.description]
+        try:
+            cur.execute(flavour.bounded(sql, CHUNK_TIMEOUT_S), params)
+        except SqlError as exc:
+            if error_code(exc) == UNKNOWN_COLUMN:  # dropped or renamed since it was read
+                return ColumnsChanged(request.number)
+            raise
         rows = cur.fetchall()
         high = flavour.read_high(cur)
-    names = read[:len(read) - len(request.exact_keys)]
-    if tuple(names) != request.columns:
-        return ColumnsChanged(request.number)
+    # Selected by name: an added column is a DDL the stream meets before the window closes.
+    names = list(request.columns)
     # A key column read in full comes after the table's columns; zip() stops before them.
     key_idx = [len(names) + request.exact_keys.index(c) if c in request.exact_keys
                else names.index(c) for c in request.key_columns]

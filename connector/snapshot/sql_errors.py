@@ -13,10 +13,11 @@ _CONNECTION_CODES = frozenset({1040, 1053, 1152, 1153, 1158, 1159, 1160, 1161, 1
 # The server aborted a statement at its time limit (MariaDB's max_statement_time, MySQL's
 # MAX_EXECUTION_TIME).
 STATEMENT_TIMEOUTS = frozenset({1969, 3024})
+UNKNOWN_COLUMN = 1054  # a SELECT names a column the table no longer has
 # The statement, not the table, failed: killed (KILL QUERY), timed out, a lock, the table
 # redefined, altered or dropped on the replica before the stream reached that DDL. The same
 # read may succeed a moment later.
-TRANSIENT_CODES = frozenset({1317, 1412, 1054, 1146}) | STATEMENT_TIMEOUTS | _LOCKS
+TRANSIENT_CODES = frozenset({1317, 1412, UNKNOWN_COLUMN, 1146}) | STATEMENT_TIMEOUTS | _LOCKS
 _NAMES = {
     1969: "statement timeout (max_statement_time)", 3024: "statement timeout",
     1317: "query interrupted", 1205: "lock wait timeout", 1213: "deadlock",

@@ -10,7 +10,7 @@ from connector.binlog.statements import is_dml, written_tables
 from connector.binlog.xa import OpenXa, parse_xa_end
 from connector.config import ConfigError
 from connector.flavours import MARIADB, MYSQL
-from connector.gtid import MariaDbGtidPos
+from connector.gtid import GtidSet, MariaDbGtidPos, MariaGtid, MysqlGtid
 from connector.mysql_tls import mysql_ssl
 from connector.preflight import (
     ServerSettings,
@@ -142,16 +142,30 @@ def test_xa_completion_round_trips(gtrid: bytes, bqual: bytes, fmt: int, verb: s
 
 
 def test_open_xa_holds_the_earliest_start_until_completed() -> None:
+    """MariaDB: a position cannot leave a prepare group out, so it stays before it."""
     xa = OpenXa()
-    assert xa.hold() is None
-    xa.prepare((1, b"a", b""), MariaDbGtidPos.parse("0-1-6"), ["rows a"])
-    xa.prepare((1, b"b", b""), MariaDbGtidPos.parse("0-1-8"), ["rows b"])
-    assert xa.hold() == "0-1-6"
+    now = MariaDbGtidPos.parse("0-1-20")
+    assert xa.hold(now, MARIADB) is None
+    xa.prepare((1, b"a", b""), MariaDbGtidPos.parse("0-1-6"), MariaGtid(0, 1, 7), ["rows a"])
+    xa.prepare((1, b"b", b""), MariaDbGtidPos.parse("0-1-8"), MariaGtid(0, 1, 9), ["rows b"])
+    assert xa.hold(now, MARIADB) == "0-1-6"
     assert xa.complete((1, b"a", b"")) == ["rows a"]
-    assert xa.hold() == "0-1-8"
+    assert xa.hold(now, MARIADB) == "0-1-8"
     assert xa.complete((1, b"zz", b"")) is None
     assert xa.complete((1, b"b", b"")) == ["rows b"]
-    assert xa.hold() is None
+    assert xa.hold(now, MARIADB) is None
+
+
+def test_open_xa_on_mysql_leaves_only_its_prepare_gtids_out() -> None:
+    """MySQL: the GTID set after everything streamed, less the open prepare groups."""
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    xa = OpenXa()
+    xa.prepare((1, b"a", b""), GtidSet.parse(f"{u}:1-6"), MysqlGtid(u, "", 7), ["rows a"])
+    xa.prepare((1, b"b", b""), GtidSet.parse(f"{u}:1-9"), MysqlGtid(u, "", 10), ["rows b"])
+    now = GtidSet.parse(f"{u}:1-20")
+    assert xa.hold(now, MYSQL) == f"{u}:1-6:8-9:11-20"
+    assert xa.complete((1, b"a", b"")) == ["rows a"]
+    assert xa.hold(now, MYSQL) == f"{u}:1-9:11-20"
 
 
 def test_verify_modes_never_connect_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,23 +32,23 @@ def test_quote_ident_doubles_backticks() -> None:
 
 
 def test_first_chunk_single_key() -> None:
-    sql, params = chunk_query("shop", "orders", ["id"], None, None, 100)
-    assert sql == "SELECT * FROM `shop`.`orders` ORDER BY `id` ASC LIMIT 100"
+    sql, params = chunk_query("shop", "orders", ["id", "v"], ["id"], None, None, 100)
+    assert sql == "SELECT `id`, `v` FROM `shop`.`orders` ORDER BY `id` ASC LIMIT 100"
     assert params == []
 
 
 def test_next_chunk_composite_key_with_condition() -> None:
-    sql, params = chunk_query("shop", "lines", ["a", "b", "c"], (1, "x", 7),
+    sql, params = chunk_query("shop", "lines", ["a", "b", "c", "qty"], ["a", "b", "c"], (1, "x", 7),
                               ("`qty` > %s", [2]), 50)
     assert sql == (
-        "SELECT * FROM `shop`.`lines` WHERE ((`a` > %s) OR (`a` = %s AND `b` > %s) OR "
+        "SELECT `a`, `b`, `c`, `qty` FROM `shop`.`lines` WHERE ((`a` > %s) OR (`a` = %s AND `b` > %s) OR "
         "(`a` = %s AND `b` = %s AND `c` > %s)) AND (`qty` > %s) "
         "ORDER BY `a` ASC, `b` ASC, `c` ASC LIMIT 50")
     assert params == [1, 1, "x", 1, "x", 7, 2]
 
 
 def test_chunk_upper_bound() -> None:
-    sql, params = chunk_query("d", "t", ["a", "b"], (1, 2), None, 10, upto=(5, 6))
+    sql, params = chunk_query("d", "t", ["a", "b"], ["a", "b"], (1, 2), None, 10, upto=(5, 6))
     assert "((`a` > %s) OR (`a` = %s AND `b` > %s)) AND ((`a` < %s) OR (`a` = %s AND `b` <= %s))" \
         in sql
     assert params == [1, 1, 2, 5, 5, 6]
@@ -56,8 +56,8 @@ def test_chunk_upper_bound() -> None:
 
 def test_percent_signs_are_escaped_for_pymysql() -> None:
     condition = parse_filter("`n%` LIKE 'a%'").render(["n%"])
-    sql, params = chunk_query("d", "100%", ["id"], (3,), condition, 5)
-    assert sql == ("SELECT * FROM `d`.`100%%` WHERE ((`id` > %s)) AND (`n%%` LIKE %s) "
+    sql, params = chunk_query("d", "100%", ["id", "n%"], ["id"], (3,), condition, 5)
+    assert sql == ("SELECT `id`, `n%%` FROM `d`.`100%%` WHERE ((`id` > %s)) AND (`n%%` LIKE %s) "
                    "ORDER BY `id` ASC LIMIT 5")
     assert params == [3, "a%"]
 
@@ -72,12 +72,14 @@ def test_bounded_adds_a_server_side_time_limit() -> None:
 
 def test_chunk_query_validates_arguments() -> None:
     with pytest.raises(ValueError):
-        chunk_query("d", "t", [], None, None, 10)
+        chunk_query("d", "t", ["a"], [], None, None, 10)
     with pytest.raises(ValueError):
-        chunk_query("d", "t", ["a", "b"], (1,), None, 10)
+        chunk_query("d", "t", [], ["a"], None, None, 10)
+    with pytest.raises(ValueError):
+        chunk_query("d", "t", ["a", "b"], ["a", "b"], (1,), None, 10)
     for bad in (0, -1, True, 2.5):
         with pytest.raises(ValueError):
-            chunk_query("d", "t", ["a"], None, None, bad)  # type: ignore[arg-type]
+            chunk_query("d", "t", ["a"], ["a"], None, None, bad)  # type: ignore[arg-type]
 
 
 def test_max_key_query() -> None:
@@ -131,7 +133,7 @@ def test_chunking_visits_every_key_once_in_order(data: tuple[list[str], list[Any
     visited: list[tuple[Any, ...]] = []
     after = None
     for _ in range(len(table) + 2):
-        sql, params = chunk_query("d", "t", names, after, None, limit)
+        sql, params = chunk_query("d", "t", names, names, after, None, limit)
         pred = _python_predicate(_where(sql), params)
         chunk = [k for k in table if pred(dict(zip(names, k, strict=True)))][:limit]
         visited += chunk
@@ -179,7 +181,8 @@ def test_chunks_on_mariadb_follow_server_collation(mariadb: MariaDbPair, unique_
             visited: list[tuple[Any, ...]] = []
             after = None
             while True:
-                sql, params = chunk_query(db, table, ["a", "b"], after, ("`v` LIKE %s", ["%"]), 4)
+                sql, params = chunk_query(db, table, ["a", "b", "v"], ["a", "b"], after,
+                                          ("`v` LIKE %s", ["%"]), 4)
                 cur.execute(sql, params)
                 chunk = [(r[0], r[1]) for r in cur.fetchall()]
                 visited += chunk

@@ -14,6 +14,7 @@ from connector.gtid import (
     MariaDbGtidPos,
     MariaGtid,
     MysqlGtid,
+    parse_owned,
 )
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -249,3 +250,48 @@ def test_gtid_set_laws_against_python_sets(a: Ref, b: Ref, item: tuple[str, str,
     assert sa.issuperset(sb) == (a >= b) == sa.covers(sb) == sb.issubset(sa)
     assert to_ref(sa.add(g)) == a | {item}
     assert (sa == sb) == (a == b)
+
+
+# ---------------------------------------------------------------- @@gtid_owned
+
+# What MySQL 9.7 printed with four transactions held open under `SET gtid_next` (two
+# GTIDs of U1, one of U1's tag `tg`, one of a UUID starting with b): no separator between
+# (uuid, tag) entries, and the owner thread id 10 runs into the UUID after it.
+MEASURED_OWNED = (f"{U1}:5#11:9#10{U1}:tg:3#14"
+                  "bbbbbbbb-71ca-11e1-9e33-c80aa9429562:7#12")
+
+
+def test_gtid_owned_as_mysql_prints_it() -> None:
+    assert parse_owned(MEASURED_OWNED) == GtidSet.parse(
+        f"{U1}:5:9:tg:3,bbbbbbbb-71ca-11e1-9e33-c80aa9429562:7")
+    assert parse_owned("") == GtidSet()
+    assert parse_owned(f"{U2}:101#12:102#13") == GtidSet.parse(f"{U2}:101-102")
+
+
+@pytest.mark.parametrize("bad", [f"{U1}:5", f"{U1}#5", f"{U1}:5#", f"{U1}:tg#3",
+                                 f"{U1}:5#11,{U2}:7#12", f"{U1}:0#11", "garbage"])
+def test_gtid_owned_rejects_what_mysql_does_not_print(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_owned(bad)
+
+
+# Owned GTIDs: (uuid, tag, n) -> owner thread id; any UUID, some starting with a digit.
+owned = st.dictionaries(st.tuples(st.uuids().map(str), st.sampled_from(TAGS),
+                                  st.integers(1, 2**63 - 1)),
+                        st.integers(0, 2**32 - 1), max_size=12)
+
+
+def owned_text(gtids: dict[tuple[str, str, int], int]) -> str:
+    """`@@gtid_owned` as Owned_gtids::to_string writes it: per (uuid, tag) the uuid, the
+    tag, then `:n#owner` for each GTID, entries back to back."""
+    by_tsid: dict[tuple[str, str], list[str]] = {}
+    for (uuid, tag, n), owner in gtids.items():
+        by_tsid.setdefault((uuid, tag), []).append(f":{n}#{owner}")
+    return "".join(uuid + (f":{tag}" if tag else "") + "".join(items)
+                   for (uuid, tag), items in by_tsid.items())
+
+
+@given(owned)
+def test_gtid_owned_parses_every_set_mysql_can_print(gtids: dict[tuple[str, str, int], int],
+                                                      ) -> None:
+    assert to_ref(parse_owned(owned_text(gtids))) == frozenset(gtids)

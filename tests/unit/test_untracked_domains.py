@@ -94,3 +94,17 @@ def test_mysql_low_holds_gtids_of_another_server_but_not_one_in_flight() -> None
     assert not low.contains(in_flight)
     # The replica's own writes are in gtid_executed already: nothing to add for them.
     assert executed.covers(GtidSet.parse(f"{OWN}:1-3"))
+
+
+def test_mysql_unapplied_is_what_the_applier_still_owes() -> None:
+    """Offsets ahead of this replica: its sources' GTIDs it has not applied are awaited;
+    those of a server it never had (ELSEWHERE) never come and are not."""
+    executed = GtidSet.parse(f"{SRC}:1-80,{OWN}:1-3")
+    streamed = GtidSet.parse(f"{SRC}:1-100:etl:1-2,{ELSEWHERE}:1-7,{OWN}:1-3")
+    cursor = Cursor({"SELECT @@global.gtid_owned": (f"{SRC}:81#12",),
+                     "SELECT @@global.gtid_executed": (str(executed),)})
+    # 81: binlogged here, committing now (the stream read it): no reason to wait
+    assert GtidSet.parse(MYSQL.unapplied(cursor, streamed)) == GtidSet.parse(
+        f"{SRC}:82-100:etl:1-2")
+    assert MYSQL.unapplied(cursor, executed) == ""
+    assert MARIADB.unapplied(Cursor({}), maria("0-1-100")) == ""
