@@ -70,6 +70,22 @@ def client_id() -> str:
     return f"gtidmark-{host}-{os.getpid()}"
 
 
+def membership(settings: dict[str, str], session_timeout_ms: int) -> dict[str, Any]:
+    """The group settings of the lease consumer for its group protocol.
+
+    Classic (the default): the session and heartbeat from `ha.session.timeout.ms`, and a
+    cooperative-sticky assignment. KIP-848's `consumer.group.protocol=consumer`: the broker
+    owns the session (`group.consumer.session.timeout.ms`, 45 s by default) and the
+    assignment, and librdkafka refuses the classic settings; its server-side assignor also
+    leaves the partition with the member that holds it when another joins (measured).
+    """
+    if str(settings.get("group.protocol", "classic")).lower() == "consumer":
+        return {}
+    return {"session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": max(100, session_timeout_ms // 6),
+            "partition.assignment.strategy": "cooperative-sticky"}
+
+
 class Lease:
     """Holds (or waits for) the leadership of one connector name."""
 
@@ -82,10 +98,7 @@ class Lease:
         self._consumer = Consumer({
             **settings, "group.id": group, "client.id": client_id(),
             "enable.auto.commit": False, "enable.auto.offset.store": False,
-            "session.timeout.ms": session_timeout_ms,
-            "heartbeat.interval.ms": max(100, session_timeout_ms // 6),
-            "partition.assignment.strategy": "cooperative-sticky",
-            "logger": KAFKA_LOG,
+            **membership(settings, session_timeout_ms), "logger": KAFKA_LOG,
         })
         self._held = threading.Event()
         self._lost = threading.Event()  # set on revoke/lost; cleared by `acquire`
