@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from connector.leadership import lease as lease_module
 from connector.leadership.lease import Lease
@@ -119,3 +119,16 @@ def test_a_released_lease_stays_out_of_the_group_until_acquired(group: Group) ->
         assert group.calls == ["subscribe", "unsubscribe"] and group.member is None
     finally:
         lease.close()
+
+
+def test_kip848_members_leave_the_session_and_assignment_to_the_broker() -> None:
+    classic = lease_module.membership({}, 10_000)
+    assert classic == {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 1666,
+                       "partition.assignment.strategy": "cooperative-sticky"}
+    assert lease_module.membership({"group.protocol": "consumer"}, 10_000) == {}
+    # librdkafka itself refuses the classic settings under the consumer protocol.
+    with pytest.raises(KafkaException, match="not supported for `group.protocol=consumer`"):
+        Consumer({"bootstrap.servers": "127.0.0.1:9", "group.id": "g",
+                  "group.protocol": "consumer", **classic})
+    Consumer({"bootstrap.servers": "127.0.0.1:9", "group.id": "g",
+              "group.protocol": "consumer"}).close()
