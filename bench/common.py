@@ -54,6 +54,7 @@ from connector.gcpolicy import tune_for_streaming
 from connector.gtid import Gtid, Position
 from connector.kafka.sink import PRODUCER_DEFAULTS
 from connector.kafka.topics import TopicAdmin
+from connector.kafka.transactions import TransactionalSink
 from connector.logs import configure_logging
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
@@ -172,7 +173,10 @@ class EngineThread:
         self._thread.start()
 
     def acked_all(self) -> bool:
+        """Every record sent is acknowledged (exactly once: in a committed transaction)."""
         sink = self.engine.sink
+        if isinstance(sink, TransactionalSink):
+            return sink.in_transaction == 0
         return sink.all_acked(sink.produced)
 
     def wait(self, predicate: Callable[[], bool], timeout: float, what: str,

@@ -103,8 +103,8 @@ def plain_select(svc: Services, chunk: int | None) -> tuple[int, float]:
     return rows, time.monotonic() - began
 
 
-def idle_snapshot(svc: Services) -> dict[str, Any]:
-    config = connector_config(svc, DB, snapshot__mode="no_data")
+def idle_snapshot(svc: Services, **settings: Any) -> dict[str, Any]:
+    config = connector_config(svc, DB, snapshot__mode="no_data", **settings)
     runner = EngineThread(config)
     runner.start()
     try:
@@ -272,6 +272,11 @@ def run(flavour: str) -> None:
         print(f"{ROWS:,} rows written and replicated in {time.monotonic() - began:.1f}s",
               flush=True)
         snap = idle_snapshot(svc)
+        eos = idle_snapshot(svc, **{"exactly.once.support": "required",
+                                    "offset.storage.topic": f"{DB}-offsets-eos"})
+        print(f"exactly once (exactly.once.support=required): {eos['rows'] / eos['seconds']:,.0f}"
+              f" rows/s, {eos['rows'] / eos['seconds'] / (snap['rows'] / snap['seconds']):.2f}x "
+              "of at-least-once", flush=True)
         chunked = plain_select(svc, snap["chunk"])
         scan = plain_select(svc, None)
         dbz = debezium_snapshot(svc, snap["chunk"])

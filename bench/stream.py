@@ -118,8 +118,9 @@ def _run_many(cur: Any, statements: list[str]) -> None:
     statements.clear()
 
 
-def end_to_end(svc: Services, db: str, start: str, end: Position) -> dict[str, Any]:
-    config = connector_config(svc, db, snapshot__mode="no_data")
+def end_to_end(svc: Services, db: str, start: str, end: Position,
+               **settings: Any) -> dict[str, Any]:
+    config = connector_config(svc, db, snapshot__mode="no_data", **settings)
     seed_offsets(config, start)
     runner = EngineThread(config)
     began = time.monotonic()
@@ -133,7 +134,7 @@ def end_to_end(svc: Services, db: str, start: str, end: Position) -> dict[str, A
         split = CpuSplit({"reader process": engine.reader.pid, "broker": svc.broker.proc.pid,
                           "replica": svc.pair.replica.proc.pid})
         done = runner.wait(lambda: engine.position.covers(end) and runner.acked_all(), 300,
-                           f"every record up to {end} to be acknowledged")
+                           f"every record up to {end} to be acknowledged (or committed)")
         cpu = split.stop()
         rows = engine.dispatcher.rows_out
         records = engine.sink.produced
@@ -201,6 +202,9 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     decoded, decode_s = decode_only(settings, 7001, flavour, start, end)
     decode_cpu = time.process_time() - decode_cpu
     e2e = end_to_end(svc, db, start, end)
+    # The same range again with exactly.once.support=required (offsets of its own).
+    eos = end_to_end(svc, db, start, end, **{"exactly.once.support": "required",
+                                             "offset.storage.topic": f"{db}-offsets-eos"})
     raw = produce_only(e2e["config"], f"{db}.{db}.t")
     decoded2, decode2_s = decode_only(settings, 7002, flavour, start, end)
     library, library_s = decode_only(settings, 7003, flavour, start, end, library_frames)
@@ -221,9 +225,10 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     raw_rate = raw["records"] / raw["seconds"]
     produced = [label, raw["records"], raw["bytes"] / 1e6, raw_rate, e2e_records,
                 e2e_records / raw_rate]
+    eos_rate = eos["rows"] / eos["seconds"]
     return [label, decoded, e2e["records"], decode_rate, library / library_s, e2e_rate, ratio,
-            "yes" if ratio >= TARGET else "NO", dbz_rate, e2e_rate / dbz_rate,
-            e2e["startup"]], split, produced
+            "yes" if ratio >= TARGET else "NO", eos_rate, eos_rate / e2e_rate, dbz_rate,
+            e2e_rate / dbz_rate, e2e["startup"]], split, produced
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,14 +255,17 @@ def report(svc: Services, results: list[Any], splits: list[Any], produced: list[
                           "1 partition)"),
                 ["workload", "rows", "records", "decode rows/s", "library decode rows/s",
                  "gtidmark rows/s",
-                 "vs decode", f">={TARGET}x", "Debezium rows/s", "vs Debezium", "startup s"],
+                 "vs decode", f">={TARGET}x", "exactly once rows/s", "vs at-least-once",
+                 "Debezium rows/s", "vs Debezium", "startup s"],
                 results)
     print("decode rows/s: the better of two passes of the reader's decoding alone over the same "
           "range (its own framing, connector/binlog/framing.py, and generated row decoders; "
           "no transactions built or sent); library decode rows/s: one pass with "
           "mysql-replication's own framing (the reader before framing.py); gtidmark rows/s: "
           "from the reader's first event to the last acknowledgement "
-          "(startup, shown apart, is offsets load + topic checks + connect); Debezium "
+          "(startup, shown apart, is offsets load + topic checks + connect); exactly once "
+          "rows/s: the same with exactly.once.support=required, to the commit of the "
+          "transaction holding the last record (transaction.boundary=poll); Debezium "
           "rows/s: Debezium 3.6 embedded, JSON converters, first batch to last record "
           "handed to its consumer (not produced to Kafka).")
     print_table(svc.title("CPU microseconds per row of the end-to-end run, by process and "
