@@ -30,6 +30,7 @@ from connector.kafka.sink import Sink
 from connector.kafka.topics import TopicAdmin
 from connector.schema import TableSchema
 from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.truncates import Lookup, TableShapes
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,10 @@ class Dispatcher:
     def __init__(self, config: ConnectorConfig, encoder: EventEncoder, sink: Sink,
                  table_filter: TableFilter, admin: TopicAdmin,
                  snapshots: SnapshotCoordinator,
-                 declared: DeclaredColumns | None = None) -> None:
+                 declared: DeclaredColumns | None = None,
+                 lookup: Lookup | None = None) -> None:
         self._config = config
+        self._shapes = TableShapes(lookup)  # a TRUNCATE's columns (`lookup`: the catalog's)
         self._declared = declared if declared is not None else DeclaredColumns()
         self._encoder = encoder
         self._sink = with_transforms(config.unwrap, sink, encoder)  # Kafka Connect's SMTs
@@ -199,6 +202,7 @@ class Dispatcher:
             self._send_transaction(tx, "BEGIN", 0, {})
         for change in changes:
             table = change.table
+            self._shapes.saw(table)
             enc = self._encoder.table(table)
             self._topic(enc.topic)
             source = SourceInfo(ts_us=ts_us, db=table.db, table=table.table,
@@ -262,6 +266,7 @@ class Dispatcher:
         enc = self._encoder.table(schema)
         topic = enc.topic
         self._topic(topic)
+        self._shapes.saw(schema)
         now_ms = int(time.time() * 1000)
         source = SourceInfo(ts_us=now_ms * 1000, db=schema.db, table=schema.table, server_id=0,
                             gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
@@ -287,6 +292,7 @@ class Dispatcher:
         ddl = (tx.ddl or "") if inner is None else inner.ddl
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
+        self._shapes.after_ddl(ddl, change)
         self._follow_create_like(ddl, change, tx.db)
         if change.kind == "UNKNOWN":
             head = " ".join(ddl.split())[:80]
@@ -302,8 +308,11 @@ class Dispatcher:
         for captured_db, captured_table in captured:
             self._snapshots.on_ddl(f"{captured_db}.{captured_table}", change.kind)
             self._encoder.forget(f"{captured_db}.{captured_table}")
-        if change.kind == "TRUNCATE":
-            return  # no schema change: Debezium emits none for TRUNCATE
+        if change.kind == "TRUNCATE":  # no schema change: Debezium emits none for TRUNCATE
+            if "t" not in self._config.skipped_operations:
+                for captured_db, captured_table in captured:
+                    self._send_truncate(tx, captured_db, captured_table, inner)
+            return
         flavour = flavour_named(self._config.flavour)
         for text, table, changes, previous in self._schema_changes(ddl, change, captured):
             # Debezium names the tables of the DDL in source.table; the statement's start
@@ -332,6 +341,25 @@ class Dispatcher:
                                         for c, p in zip(changes, previous, strict=True)]}
             self._sink.send(self._config.history_topic, None,
                             json.dumps(history, separators=(",", ":")).encode())
+
+    def _send_truncate(self, tx: Transaction, db: str, table: str,
+                       inner: InnerDdl | None) -> None:
+        """Debezium's truncate record: no key, before and after null, op t; no tombstone."""
+        schema = self._shapes.schema(db, table)
+        if schema is None:
+            log.warning("TRUNCATE of %s.%s (GTID %s) not sent: its columns are not known here "
+                        "(no row of it streamed since its last DDL, and the catalog has no "
+                        "such table)", db, table, tx.gtid)
+            return
+        enc = self._encoder.table(schema)
+        self._topic(enc.topic)
+        source = SourceInfo(ts_us=tx.ts_us // 1000 * 1000, db=db, table=table,
+                            server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
+                            pos=tx.begin_pos if inner is None else inner.pos,
+                            row=self._last_row, thread=None if inner is None else tx.thread,
+                            query=None)
+        self._sink.send(enc.topic, None,
+                        enc.value("t", None, None, source, int(time.time() * 1000)))
 
     def _follow_create_like(self, ddl: str, change: DdlChange, db: str | None) -> None:
         """CREATE TABLE t LIKE s: t as s was declared (Debezium's parser copies s), so that
