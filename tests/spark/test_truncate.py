@@ -68,20 +68,24 @@ def test_truncate_empties_the_table_where_it_is_once_and_reruns_give_the_same_ta
 
 def test_truncate_in_the_first_batch_and_on_a_table_without_key(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path) -> None:
-    """A table created by the batch holds only the rows after it; a keyless one too (its
-    whole-row steps before the truncate are void)."""
+    """A table created by the batch (its first record a truncate, which has no key) holds
+    only the rows after the last one; a keyless one too (its whole-row steps before the
+    truncate are void)."""
     items, bag = Changes(ITEMS, unique_name), Changes(BAG, unique_name)
     for changes in (items, bag):
         create_topic(broker.bootstrap, changes.topic, 1)
-    produce(broker.bootstrap, items.topic, [items.upsert("c", {"id": 1, "v": "a"}),
-                                            items.truncate(),
-                                            items.upsert("c", {"id": 2, "v": "b"})])
+    produce(broker.bootstrap, items.topic, [  # a keyed table, its first record null-keyed
+        items.truncate(), items.upsert("c", {"id": 1, "v": "a"}), items.truncate(),
+        items.upsert("c", {"id": 2, "v": "b"})])
     one, two = {"a": 1, "b": "p", "x": None}, {"a": 2, "b": None, "x": 0.5}
     produce(broker.bootstrap, bag.topic, [bag.upsert("c", one), bag.upsert("c", one)])
     apply_once(spark, broker.bootstrap, [items.topic, bag.topic], unique_name, tmp_path)
+    assert table_rows(spark, f"gtidmark.{unique_name}.items") == [{"id": 2, "v": "b"}]
     produce(broker.bootstrap, bag.topic, [bag.upsert("c", one), bag.truncate(),
                                           bag.upsert("c", two), bag.upsert("c", one)])
+    # merged on its key (taken for keyless, an update without a before image is bad)
+    produce(broker.bootstrap, items.topic, [items.upsert("u", {"id": 2, "v": "b2"})])
     job = apply_once(spark, broker.bootstrap, [items.topic, bag.topic], unique_name, tmp_path)
     assert job.dead_letters == 0
-    assert table_rows(spark, f"gtidmark.{unique_name}.items") == [{"id": 2, "v": "b"}]
+    assert table_rows(spark, f"gtidmark.{unique_name}.items") == [{"id": 2, "v": "b2"}]
     assert table_multiset(spark, f"gtidmark.{unique_name}.bag") == multiset([two, one])
