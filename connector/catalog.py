@@ -58,6 +58,16 @@ class Catalog:
             return schema
         return enriched
 
+    def table(self, db: str, table: str) -> TableSchema | None:
+        """The table as the replica's catalog has it now, for a TRUNCATE of a table no row of
+        which streamed since its last DDL; None, with one line, when it cannot be read."""
+        try:
+            return self._read(lambda conn: schema_from_information_schema(conn, db, table))
+        except (pymysql.MySQLError, LookupError, OSError) as exc:
+            self.close()
+            log.warning("%s.%s: catalog not read (%s)", db, table, exc)
+            return None
+
     def database_charset(self, db: str) -> str | None:
         """The database's default character set (what a table without its own uses)."""
         def charset(conn: Any) -> Any:

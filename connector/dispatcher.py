@@ -16,9 +16,10 @@ import time
 from typing import Any
 
 from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip_comments
-from connector.binlog.declared import DeclaredColumns, split_top
+from connector.binlog.declared import DeclaredColumns
 from connector.binlog.transactions import InnerDdl, Transaction
 from connector.config import ConnectorConfig
+from connector.ddl_events import drop_statement_parts, java_set_names, rename_statements
 from connector.events.envelope import EventEncoder
 from connector.events.history import history_change, table_change
 from connector.events.source_block import SourceInfo
@@ -30,6 +31,7 @@ from connector.kafka.sink import Sink
 from connector.kafka.topics import TopicAdmin
 from connector.schema import TableSchema
 from connector.snapshot.coordinator import SnapshotCoordinator
+from connector.truncates import Lookup, TableShapes
 
 log = logging.getLogger(__name__)
 
@@ -44,54 +46,6 @@ def key_header(name: str, key: bytes | None) -> list[tuple[str, str | bytes | No
 
 _CREATE_LIKE = re.compile(rf"^CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
                           rf"{_QNAME}\s*\(?\s*LIKE\s+({_QNAME})\s*\)?\s*$", re.IGNORECASE)
-_DROP_HEAD = re.compile(r"\s*(?:/\*.*?\*/\s*)*(DROP\s+(?:TEMPORARY\s+)?TABLES?\s+"
-                        r"(?:IF\s+EXISTS\s+)?)", re.IGNORECASE | re.DOTALL)
-_DROP_TAIL = re.compile(r"\b(RESTRICT|CASCADE)\s*(?:/\*.*?\*/\s*)*$", re.IGNORECASE | re.DOTALL)
-_RENAME_HEAD = re.compile(r"\s*(?:/\*.*?\*/\s*)*(RENAME\s+TABLES?\s+)(.*?)\s*$",
-                          re.IGNORECASE | re.DOTALL)
-
-
-def drop_statement_parts(ddl: str) -> tuple[str, str]:
-    """What Debezium writes around each table of a DROP TABLE: the statement's own words up
-    to its first table ("DROP TABLE IF EXISTS " where the server logged IF EXISTS, as
-    MariaDB does) and a trailing RESTRICT/CASCADE."""
-    head = _DROP_HEAD.match(ddl)
-    tail = _DROP_TAIL.search(ddl)
-    return (head.group(1) if head else "DROP TABLE "), (f" {tail.group(1)}" if tail else "")
-
-
-def rename_statements(ddl: str) -> list[str] | None:
-    """A RENAME TABLE as Debezium splits it, one statement per pair ("RENAME TABLE a TO b");
-    None for a statement that is no RENAME TABLE."""
-    match = _RENAME_HEAD.match(ddl)
-    if match is None:
-        return None
-    return [match.group(1) + pair for pair in split_top(match.group(2))]
-
-
-def _java_string_hash(text: str) -> int:
-    """String.hashCode (over UTF-16 units), as an unsigned 32-bit number."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def java_set_names(tables: list[tuple[str, str]]) -> str:
-    """Table names joined in the order Debezium's source.table lists them: a java.util.HashSet
-    of TableIds (hash of "db.table") built in statement order, then copied."""
-    hashes = [(h ^ (h >> 16)) for h in (_java_string_hash(f"{d}.{t}") for d, t in tables)]
-    capacity = 16
-    while len(tables) > capacity * 3 // 4:  # the set as it grew
-        capacity *= 2
-    order = sorted(range(len(tables)), key=lambda i: hashes[i] & (capacity - 1))
-    copy = 16  # new HashSet<>(set): capacity for size / 0.75 + 1
-    while copy < int(len(tables) / 0.75) + 1:
-        copy *= 2
-    order = sorted(order, key=lambda i: hashes[i] & (copy - 1))
-    return ",".join(tables[i][1] for i in order)
-
 
 class CaptureFailed(RuntimeError):
     """The stream holds a change that cannot be captured; the connector stops before it."""
@@ -101,8 +55,10 @@ class Dispatcher:
     def __init__(self, config: ConnectorConfig, encoder: EventEncoder, sink: Sink,
                  table_filter: TableFilter, admin: TopicAdmin,
                  snapshots: SnapshotCoordinator,
-                 declared: DeclaredColumns | None = None) -> None:
+                 declared: DeclaredColumns | None = None,
+                 lookup: Lookup | None = None) -> None:
         self._config = config
+        self._shapes = TableShapes(lookup)  # a TRUNCATE's columns (`lookup`: the catalog's)
         self._declared = declared if declared is not None else DeclaredColumns()
         self._encoder = encoder
         self._sink = with_transforms(config.unwrap, sink, encoder)  # Kafka Connect's SMTs
@@ -199,6 +155,7 @@ class Dispatcher:
             self._send_transaction(tx, "BEGIN", 0, {})
         for change in changes:
             table = change.table
+            self._shapes.saw(table)
             enc = self._encoder.table(table)
             self._topic(enc.topic)
             source = SourceInfo(ts_us=ts_us, db=table.db, table=table.table,
@@ -262,6 +219,7 @@ class Dispatcher:
         enc = self._encoder.table(schema)
         topic = enc.topic
         self._topic(topic)
+        self._shapes.saw(schema)
         now_ms = int(time.time() * 1000)
         source = SourceInfo(ts_us=now_ms * 1000, db=schema.db, table=schema.table, server_id=0,
                             gtid=None, file=file, pos=pos, row=0, thread=None, query=None,
@@ -287,6 +245,7 @@ class Dispatcher:
         ddl = (tx.ddl or "") if inner is None else inner.ddl
         change = parse_ddl(ddl, tx.db)
         self._declared.apply(ddl, change)
+        self._shapes.after_ddl(ddl, change)
         self._follow_create_like(ddl, change, tx.db)
         if change.kind == "UNKNOWN":
             head = " ".join(ddl.split())[:80]
@@ -302,8 +261,11 @@ class Dispatcher:
         for captured_db, captured_table in captured:
             self._snapshots.on_ddl(f"{captured_db}.{captured_table}", change.kind)
             self._encoder.forget(f"{captured_db}.{captured_table}")
-        if change.kind == "TRUNCATE":
-            return  # no schema change: Debezium emits none for TRUNCATE
+        if change.kind == "TRUNCATE":  # no schema change: Debezium emits none for TRUNCATE
+            if "t" not in self._config.skipped_operations:
+                for captured_db, captured_table in captured:
+                    self._send_truncate(tx, captured_db, captured_table, inner)
+            return
         flavour = flavour_named(self._config.flavour)
         for text, table, changes, previous in self._schema_changes(ddl, change, captured):
             # Debezium names the tables of the DDL in source.table; the statement's start
@@ -332,6 +294,25 @@ class Dispatcher:
                                         for c, p in zip(changes, previous, strict=True)]}
             self._sink.send(self._config.history_topic, None,
                             json.dumps(history, separators=(",", ":")).encode())
+
+    def _send_truncate(self, tx: Transaction, db: str, table: str,
+                       inner: InnerDdl | None) -> None:
+        """Debezium's truncate record: no key, before and after null, op t; no tombstone."""
+        schema = self._shapes.schema(db, table)
+        if schema is None:
+            log.warning("TRUNCATE of %s.%s (GTID %s) not sent: its columns are not known here "
+                        "(no row of it streamed since its last DDL, and the catalog has no "
+                        "such table)", db, table, tx.gtid)
+            return
+        enc = self._encoder.table(schema)
+        self._topic(enc.topic)
+        source = SourceInfo(ts_us=tx.ts_us // 1000 * 1000, db=db, table=table,
+                            server_id=tx.server_id, gtid=str(tx.gtid), file=tx.file,
+                            pos=tx.begin_pos if inner is None else inner.pos,
+                            row=self._last_row, thread=None if inner is None else tx.thread,
+                            query=None)
+        self._sink.send(enc.topic, None,
+                        enc.value("t", None, None, source, int(time.time() * 1000)))
 
     def _follow_create_like(self, ddl: str, change: DdlChange, db: str | None) -> None:
         """CREATE TABLE t LIKE s: t as s was declared (Debezium's parser copies s), so that

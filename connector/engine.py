@@ -144,7 +144,7 @@ class Engine:
             lambda schema: encoder.table(schema).row_encoding,
             lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
         self.dispatcher = Dispatcher(config, encoder, self.sink, table_filter, self.admin,
-                                     self.snapshots, declared)
+                                     self.snapshots, declared, self.catalog.table)
 
     # -- state -------------------------------------------------------------------------
 

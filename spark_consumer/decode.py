@@ -19,6 +19,7 @@ from spark_consumer.dbztypes import (
 )
 
 OPS = frozenset({"c", "u", "d", "r"})
+TRUNCATE = "t"  # Debezium's truncate record: the table emptied at this offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,16 @@ class BadRecord:
         return json.dumps({"topic": self.topic, "partition": self.partition,
                            "offset": self.offset, "reason": self.reason,
                            "key": _text(self.key), "value": _text(self.value)})
+
+
+@dataclass(frozen=True, slots=True)
+class Truncate:
+    """An op=t record: every change of its partition before `offset` is void, and the
+    table is emptied there (job.py commits that before the changes after it)."""
+
+    topic: str
+    partition: int
+    offset: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +151,7 @@ class Decoder:
         return row, specs
 
     def decode(self, topic: str, partition: int, offset: int, key: bytes | None,
-               value: bytes | None) -> Change | BadRecord | None:
+               value: bytes | None) -> Change | Truncate | BadRecord | None:
         """The change of one record; None for a tombstone (ignored by design)."""
         if value is None:
             return None
@@ -150,13 +161,15 @@ class Decoder:
             return BadRecord(topic, partition, offset, str(exc), key, value)
 
     def _decode(self, topic: str, partition: int, offset: int, key: bytes | None,
-                value: bytes) -> Change | None:
+                value: bytes) -> Change | Truncate | None:
         payload, schema = _split(value, "value")
         if payload is None:
             return None  # JsonConverter with schemas writes a tombstone as a null payload
         if not isinstance(payload, dict):
             raise DecodeError("value is not a change envelope (not a JSON object)")
         op = payload.get("op")
+        if op == TRUNCATE:
+            return Truncate(topic, partition, offset)
         if op not in OPS:
             raise DecodeError(f"unknown op {op!r}")
         if key is None:

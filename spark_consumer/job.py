@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from spark_consumer.column_ddl import ColumnDdl
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.deadletter import DeadLetters
-from spark_consumer.decode import BadRecord, Shape
+from spark_consumer.decode import BadRecord, Shape, Truncate
 from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
 from spark_consumer.lag import lag_records, lag_seconds
@@ -218,7 +218,8 @@ class Job:
                 if not misfit(exc):
                     raise
                 log.info("table %s: the batch does not fit the table as it is (new columns, "
-                         "wider types, bad records or a key change); reading it first", ref)
+                         "wider types, bad records, a truncate or a key change); reading it "
+                         "first", ref)
             else:
                 return direct.meta(), 0, True
         source, meta = self._read(ref, rngs, state)
@@ -228,6 +229,9 @@ class Job:
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
         self.dead_letter.write(bad)  # before the offsets that pass them are committed
+        truncates = [m for m in meta if isinstance(m, Truncate)]
+        if truncates and state is not None:
+            self._truncate(ref, rngs, state, truncates)
         if state is None:
             # Nothing to create the table from (deletes only, or every record bad): the
             # job moves on; without a table to commit to, a restart reads them again.
@@ -239,6 +243,30 @@ class Job:
             return meta, len(bad), False
         self._commit(ref, rngs, state, source, view, merge=changes_merged(meta) > 0)
         return meta, len(bad), True
+
+    def _truncate(self, ref: TableRef, rngs: list[OffsetRange], state: TableState,
+                  truncates: list[Truncate]) -> None:
+        """Empty the table in a commit of its own whose offsets pass each partition's last
+        truncate (and nothing else of the batch): the changes read after it then MERGE on
+        top, and a rerun reads on from there, so the table is emptied once."""
+        offsets = {t: dict(ps) for t, ps in self.offsets.get(ref, {}).items()}
+        for rng in rngs:
+            offsets.setdefault(rng.topic, {}).setdefault(rng.partition, rng.start)
+        for t in truncates:
+            at = offsets[t.topic]
+            at[t.partition] = max(at[t.partition], t.offset + 1)
+        ids = dict(self.topic_ids.get(ref, {}))
+        ids.update({r.topic: self.current_ids[r.topic] for r in rngs
+                    if r.topic in self.current_ids})
+        props = self._summary(ref, offsets, ids)
+        log.info("table %s: emptied by the truncate at %s", ref,
+                 ", ".join(f"{t.topic}[{t.partition}]@{t.offset}" for t in truncates))
+        with commit_properties(self.spark, props):
+            self.spark.sql(f"DELETE FROM {state.ref.sql}")
+        if committed_summary(self.spark, str(ref)) != props:
+            commit_offsets_only(self.spark, str(ref), props)
+        self.offsets[ref] = offsets
+        self.topic_ids[ref] = ids
 
     def _known(self, rngs: list[OffsetRange],
                state: TableState | None) -> dict[str, dict[str, ColumnSpec]]:

@@ -23,7 +23,16 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from spark_consumer.columnar import OP_COLUMN, RawRecord
 from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import OPS, BadRecord, Change, DecodeError, Decoder, field_schema
+from spark_consumer.decode import (
+    OPS,
+    TRUNCATE,
+    BadRecord,
+    Change,
+    DecodeError,
+    Decoder,
+    Truncate,
+    field_schema,
+)
 from spark_consumer.planner import OffsetRange
 from spark_consumer.reader import RangeStats, Stamps, read_range
 from spark_consumer.source import Side, SourceRead, _from_rows, _map_in_arrow, fits, source_schema
@@ -38,7 +47,7 @@ class KeylessDecoder(Decoder):
     removes `before` then adds `after`; the shapes noted have no key columns."""
 
     def steps(self, topic: str, partition: int, offset: int,
-              value: bytes | None) -> list[Step] | BadRecord | None:
+              value: bytes | None) -> list[Step] | Truncate | BadRecord | None:
         """The record's steps; None for a tombstone."""
         if value is None:
             return None
@@ -47,6 +56,8 @@ class KeylessDecoder(Decoder):
             if payload is None:
                 return None
             op = payload.get("op")
+            if op == TRUNCATE:
+                return Truncate(topic, partition, offset)
             if op not in OPS:
                 raise DecodeError(f"unknown op {op!r}")
             steps: list[Step] = []
@@ -112,6 +123,7 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 decoder, stamps = KeylessDecoder(known), Stamps()
                 steps: list[Step] = []
                 bad: list[BadRecord] = []
+                truncates: list[Truncate] = []
                 count = tombstones = 0
                 for topic, partition, offset, _, value in read_range(conf, rng, stamps=stamps):
                     count += 1
@@ -120,11 +132,14 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                         tombstones += 1
                     elif isinstance(item, BadRecord):
                         bad.append(item)
+                    elif isinstance(item, Truncate):
+                        steps.clear()  # the steps before it are void: the table is emptied
+                        truncates.append(item)
                     else:
                         steps += item
                 shapes = list(decoder.shapes.values())
                 adds = sum(1 for sign, _, _ in steps if sign > 0)
-                side.add([(token, number, [*bad, *shapes, RangeStats(
+                side.add([(token, number, [*bad, *truncates, *shapes, RangeStats(
                     rng.topic, rng.partition, count, tombstones, len(bad), adds,
                     len(steps) - adds, stamps.newest(cut=False))])])
                 if columns is not None and steps and fits(columns, shapes):
@@ -147,6 +162,15 @@ def keyless_source(spark: SparkSession, side: Side, conf: dict[str, str],
     return read.frame.localCheckpoint(), read.meta()
 
 
+def _truncate(value: bytes) -> bool:
+    """Whether a record is a truncate (null-keyed whatever the table's key)."""
+    try:
+        payload, _ = _value(value)
+    except DecodeError:
+        return False
+    return payload is not None and payload.get("op") == TRUNCATE
+
+
 def null_keyed(conf: dict[str, str], ranges: list[OffsetRange]) -> bool:
     """Whether the first change record of `ranges` has a null Kafka key (a table without a
     primary key): read on the driver, only while the table does not exist yet."""
@@ -154,7 +178,7 @@ def null_keyed(conf: dict[str, str], ranges: list[OffsetRange]) -> bool:
         records = cast(Generator[RawRecord, None, None], read_range(conf, rng))
         try:
             for _, _, _, key, value in records:
-                if value is not None:
+                if value is not None and not _truncate(value):
                     return key is None
         finally:
             records.close()

@@ -26,7 +26,7 @@ from confluent_kafka import (
 from spark_consumer.arrowjson import ArrowRangeDecoder
 from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord
 from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import BadRecord, Change, Decoder, Shape
+from spark_consumer.decode import BadRecord, Change, Decoder, Shape, Truncate
 from spark_consumer.planner import OffsetRange
 
 log = logging.getLogger(__name__)
@@ -120,9 +120,10 @@ def read_range(conf: dict[str, str], rng: OffsetRange, timeout: float = 60.0,
         consumer.close()
 
 
-def reduce_range(records: Iterable[RawRecord], decoder: Decoder,
-                 rng: OffsetRange) -> Iterator[Change | BadRecord | Shape | RangeStats]:
-    """Decode and keep the latest change per key; bad records, shapes and stats pass through."""
+def reduce_range(records: Iterable[RawRecord], decoder: Decoder, rng: OffsetRange
+                 ) -> Iterator[Change | BadRecord | Truncate | Shape | RangeStats]:
+    """Decode and keep the latest change per key; a truncate voids the changes before it;
+    bad records, truncates, shapes and stats pass through."""
     latest: dict[str, Change] = {}
     count = tombstones = bad = 0
     for topic, partition, offset, key, value in records:
@@ -132,6 +133,9 @@ def reduce_range(records: Iterable[RawRecord], decoder: Decoder,
             tombstones += 1
         elif isinstance(item, BadRecord):
             bad += 1
+            yield item
+        elif isinstance(item, Truncate):
+            latest.clear()
             yield item
         else:
             latest.pop(item.key, None)  # re-insert: dict order = order of last change
@@ -143,7 +147,7 @@ def reduce_range(records: Iterable[RawRecord], decoder: Decoder,
                      deletes)
 
 
-Item = Part | BadRecord | Shape | RangeStats
+Item = Part | BadRecord | Truncate | Shape | RangeStats
 
 
 def decode_rows(records: Iterable[RawRecord], rng: OffsetRange,

@@ -32,7 +32,7 @@ from pyspark.sql.udf import UserDefinedFunction
 from spark_consumer.arrowtypes import arrow_type
 from spark_consumer.columnar import OP_COLUMN
 from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import BadRecord, Change, Shape
+from spark_consumer.decode import BadRecord, Change, Shape, Truncate
 from spark_consumer.evolution import TypeChangeError, promoted_type
 from spark_consumer.keys import KeyWatch
 from spark_consumer.planner import OffsetRange
@@ -197,11 +197,11 @@ def _task(conf: dict[str, str], known: dict[str, dict[str, ColumnSpec]],
                 if watch.change is not None:
                     meta.append(watch.change)
                 if direct and (not fitting or watch.change is not None
-                               or any(isinstance(m, BadRecord) for m in meta)):
+                               or any(isinstance(m, BadRecord | Truncate) for m in meta)):
                     raise RangeMisfit(
                         f"{MISFIT}: {rng.topic}[{rng.partition}] offsets {rng.start}-"
-                        f"{rng.end - 1} hold a new column, a wider type, a bad record or a "
-                        "key change; the "
+                        f"{rng.end - 1} hold a new column, a wider type, a bad record, a "
+                        "truncate or a key change; the "
                         "one-pass MERGE stops (nothing committed) and the job reads the batch "
                         "first: expected, not a failure")
                 side.add([(token, number, meta)])

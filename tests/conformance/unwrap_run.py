@@ -35,6 +35,7 @@ SETTINGS = {
     "value.converter.replace.null.with.default": "false",
     "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
     "heartbeat.interval.ms": "500",
+    "skipped.operations": "none",  # the TRUNCATE below is a t record, which the SMT drops
 }
 STREAMING = [
     scenarios.NULL_DEFAULTS, *scenarios.NULL_DEFAULTS_ROWS,
@@ -46,6 +47,8 @@ STREAMING = [
     "DELETE FROM items WHERE id = 2",
     "ALTER TABLE items ADD COLUMN qty INT DEFAULT 3",  # the schema change passes unchanged
     "INSERT INTO items (id, name, qty) VALUES (3, 'c', NULL)",
+    "TRUNCATE TABLE items",
+    "INSERT INTO items (id, name) VALUES (5, 'e')",
     ["INSERT INTO items (id) VALUES (4)", "UPDATE items SET qty = 9 WHERE id = 4",
      "DELETE FROM items WHERE id = 4"],
     "CREATE TABLE nokey (a INT, b VARCHAR(5) DEFAULT 'd')",

@@ -29,7 +29,7 @@ def connector_config(prefix: str, schemas: bool = True, **extra: str) -> Connect
 
 
 class Changes:
-    """Encodes c/u/r/d changes of one table exactly as the connector does."""
+    """Encodes c/u/r/d/t changes of one table exactly as the connector does."""
 
     def __init__(self, schema: TableSchema, prefix: str, schemas: bool = True,
                  config: dict[str, str] | None = None) -> None:
@@ -48,6 +48,10 @@ class Changes:
     def update(self, before: dict[str, Any], after: dict[str, Any]) -> Item:
         """A `u` record with both images, keyed by `after` (key unchanged, or no key)."""
         return self.encoder.key(after), self.encoder.value("u", before, after, self._source, 0)
+
+    def truncate(self) -> Item:
+        """A `t` record (skipped.operations without t): no key, before and after null."""
+        return None, self.encoder.value("t", None, None, self._source, 0)
 
     def delete(self, row: dict[str, Any]) -> list[Item]:
         """A `d` record and the tombstone after it (tombstones.on.delete=true)."""

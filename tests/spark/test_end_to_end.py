@@ -47,7 +47,8 @@ def iceberg_rows(spark: SparkSession, table: str, key: list[str]) -> dict[str, d
 
 
 # Renames (both spellings) and a drop, each followed by changes: records before a DDL carry the
-# old columns, records after it the new ones.
+# old columns, records after it the new ones. Then a TRUNCATE (a t record, skipped.operations
+# none) between changes: the table keeps only the rows written after it.
 COLUMN_DDL = [
     "ALTER TABLE {db}.orders RENAME COLUMN flags TO bits",
     "UPDATE {db}.orders SET bits = 7 WHERE MOD(id, 3) = 0",
@@ -55,6 +56,9 @@ COLUMN_DDL = [
     "UPDATE {db}.orders SET state = 'late' WHERE MOD(id, 5) = 0",
     "ALTER TABLE {db}.customers DROP COLUMN balance",
     "INSERT INTO {db}.customers VALUES ('after-drop', 'new')",
+    "UPDATE {db}.customers SET code = 'renamed' WHERE code = 'after-drop'",
+    "TRUNCATE TABLE {db}.customers",
+    "INSERT INTO {db}.customers VALUES ('after-truncate', 'newer')",
 ]
 
 
@@ -76,7 +80,8 @@ def test_workload_with_snapshot_and_column_ddl_lands_in_iceberg_equal_to_primary
     workload.create()
     workload.run(1500, add_column_at=None)  # before the connector: only the snapshot has these
     source.wait_synced()
-    doc = connector_document(source, broker, db, incremental__snapshot__chunk__size="200")
+    doc = connector_document(source, broker, db, incremental__snapshot__chunk__size="200",
+                             skipped__operations="none")
     conn = ConnectorProcess(doc, tmp_path)
     conn.start()
     try:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from connector.binlog.declared import DeclaredColumns
-from connector.dispatcher import drop_statement_parts, java_set_names, rename_statements
+from connector.ddl_events import drop_statement_parts, java_set_names, rename_statements
 from connector.events import decoding
 from connector.events.avro import avro_schema
 from connector.events.history import table_change
