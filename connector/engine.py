@@ -18,7 +18,6 @@ from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.transactions import Transaction
 from connector.catalog import Catalog
-from connector.config import ConfigError, ConnectorConfig
 from connector.control import (
     Command,
     CommandRefused,
@@ -29,7 +28,6 @@ from connector.control import (
 )
 from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
-from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
 from connector.kafka.internal_topics import check_history_topic, history_spec
@@ -44,6 +42,9 @@ from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
+from connector.settings.errors import ConfigError
+from connector.settings.filters import TableFilter
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.flavours import server_flavour
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")

@@ -11,11 +11,12 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.flavours import Flavour
 from connector.gtid import Position
 from connector.launch import LaunchPoint
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.session import READ_TIMEOUT_S, SNAPSHOT_SESSION_INIT
 
 log = logging.getLogger("gtidmark")

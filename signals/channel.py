@@ -19,10 +19,11 @@ from typing import Any, Self
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.kafka.topic_creation import TopicSpec
 from connector.kafka.topics import create_topics
 from connector.offsets.mark import MAX_ATTEMPTS, SignalMark
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal, signal_key
 
 log = logging.getLogger(__name__)

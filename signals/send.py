@@ -17,7 +17,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from connector.config import ConnectorConfig
+from connector.settings.model import ConnectorConfig
 from signals.channel import (
     PARTITION,
     SignalChannelError,

@@ -10,9 +10,10 @@ import socket
 from typing import Any
 
 from connector import __version__
-from connector.config import ConnectorConfig, redact
 from connector.control import EngineView, State
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import redact
 
 TASK_ID = 0
 CONNECTOR_TYPE = "source"

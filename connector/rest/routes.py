@@ -20,7 +20,6 @@ from urllib.parse import unquote
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from connector.config import ConnectorConfig
 from connector.control import (
     NOT_LEADING,
     CommandKind,
@@ -31,6 +30,7 @@ from connector.control import (
 from connector.offsets.rest_body import BadBody, BadOffsets, parse_alter_offsets
 from connector.rest import connect
 from connector.rest.metrics import registry
+from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal
 
 log = logging.getLogger("gtidmark.rest")

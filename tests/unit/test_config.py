@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from connector.config import ConfigError, parse_config, redact
 from connector.flavours import flavour_of_server
+from connector.settings.errors import ConfigError
+from connector.settings.parse import parse_config, redact
 
 BASE: dict[str, Any] = {
     "connector.class": "io.debezium.connector.mysql.MySqlConnector",
@@ -166,7 +167,7 @@ def test_help_explains(args: list[str]) -> None:
 ])
 def test_debezium_snapshot_modes_are_accepted_with_one_line(
         mode: str, runs_as: str, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="connector.config"):
+    with caplog.at_level(logging.INFO, logger="connector.settings"):
         assert cfg(snapshot__mode=mode).snapshot_mode == runs_as
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == (0 if mode == "NEVER" else 1)
