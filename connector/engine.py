@@ -50,7 +50,7 @@ from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
 from connector.start_checks import database_failure
-from connector.start_position import replica_connection, start_position
+from connector.start_position import replica_connection, snapshot_at_start, start_position
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
@@ -255,7 +255,10 @@ class Engine:
                      stored.event, stored.row, stored.event, stored.row)
         if stored is not None and stored.snapshot:
             self.snapshots.restore(stored.snapshot)
-        elif stored is None and self.config.snapshot_mode == "initial":
+        elif snapshot_at_start(self.config.snapshot_mode, stored):
+            if stored is not None:
+                log.info("snapshot.mode=always: a snapshot of every captured table at this "
+                         "start; streaming resumes from the committed offsets meanwhile")
             self.snapshots.start_initial()
         # The start position is committed before anything streams: a crash right after a
         # first start must resume from here, not from "the current position" again.

@@ -33,6 +33,15 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
     return conn
 
 
+def snapshot_at_start(mode: str, stored: ConnectorOffsets | None) -> bool:
+    """Whether this start begins a snapshot of every captured table: `initial` on a first
+    start, `always` on every start (streaming still resumes from the offsets), unless the
+    offsets hold a snapshot in progress, which goes on instead."""
+    if stored is not None and stored.snapshot is not None:
+        return False
+    return mode == "always" or (mode == "initial" and stored is None)
+
+
 def start_position(config: ConnectorConfig, flavour: Flavour, stored: ConnectorOffsets | None,
                    launch: LaunchPoint | None) -> Position:
     """The committed position; on a first start the launch point's (or the replica's now)."""

@@ -6,18 +6,23 @@ check each value, and its properties derive what the rest of the connector reads
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from connector.kafka.client_log import KAFKA_LOG
 from connector.kafka.topic_creation import TopicCreation
 from connector.settings.smt import UnwrapSettings, unwrap_settings
+from connector.settings.snapshot_mode import ConfigurationBased, resolve
 from connector.settings.tls import mysql_ssl
-
-log = logging.getLogger(__name__)
 
 MAX_CHUNK_SIZE = 100_000  # incremental.snapshot.chunk.size; a signal's chunk-size too
 MAX_CHUNK_DELAY_MS = 60_000
@@ -33,19 +38,6 @@ def _split_list(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     return [part.strip() for part in str(value).split(",") if part.strip()]
-
-
-# Debezium's other snapshot.mode values -> the mode that does what they mean here.
-SNAPSHOT_MODE_ALIASES = {
-    "schema_only": ("no_data", "Debezium's older name for no_data"),
-    "recovery": ("no_data", "schema history is rebuilt from the binlog, no data snapshot"),
-    "schema_only_recovery": ("no_data", "as recovery"),
-    "when_needed": ("initial", "a snapshot when there are no offsets, as initial does here"),
-    "initial_only": ("initial", "the snapshot runs on first start; streaming goes on after it"),
-    "always": ("initial", "snapshots after the first start are taken with signals"),
-    "configuration_based": ("initial", "snapshot.mode.configuration.based.* are not read"),
-    "custom": ("initial", "custom snapshotters are Java classes"),
-}
 
 
 class ConnectorConfig(BaseModel):
@@ -82,7 +74,15 @@ class ConnectorConfig(BaseModel):
     # transforms and transforms.* keys as given (keys.py decides which are honoured).
     transform_settings: dict[str, str] = Field(default_factory=dict)
     read_only: bool = Field(True, alias="read.only")
-    snapshot_mode: Literal["initial", "no_data", "never"] = Field("initial", alias="snapshot.mode")
+    # Read before snapshot.mode (declared first), which they decide when configuration_based.
+    based_snapshot_data: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.data")
+    based_start_stream: bool = Field(
+        False, alias="snapshot.mode.configuration.based.start.stream")
+    based_snapshot_on_data_error: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
+    snapshot_mode: Literal["initial", "no_data", "never", "always"] = Field(
+        "initial", alias="snapshot.mode")
     chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,
                             le=MAX_CHUNK_SIZE)
     chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
@@ -203,13 +203,12 @@ class ConnectorConfig(BaseModel):
 
     @field_validator("snapshot_mode", mode="before")
     @classmethod
-    def _debezium_snapshot_modes(cls, value: Any) -> Any:
-        mode = str(value).strip().lower()
-        if mode in SNAPSHOT_MODE_ALIASES:
-            mapped, why = SNAPSHOT_MODE_ALIASES[mode]
-            log.info("config: snapshot.mode %s runs as %s (%s)", mode, mapped, why)
-            return mapped
-        return mode
+    def _debezium_snapshot_modes(cls, value: Any, info: ValidationInfo) -> str:
+        """Debezium's values run as what they mean here, or are refused (snapshot_mode.py)."""
+        return resolve(value, ConfigurationBased(
+            snapshot_data=bool(info.data.get("based_snapshot_data")),
+            start_stream=bool(info.data.get("based_start_stream")),
+            snapshot_on_data_error=bool(info.data.get("based_snapshot_on_data_error"))))
 
     @model_validator(mode="after")
     def _exclusive_lists(self) -> ConnectorConfig:

@@ -34,6 +34,9 @@ IGNORED_KEYS = {
     "tasks.max",
     "schema.history.internal.kafka.bootstrap.servers",
     "database.history.kafka.bootstrap.servers",
+    # Schema history follows the binlog's DDL whatever they say (snapshot_mode.py).
+    "snapshot.mode.configuration.based.snapshot.schema",
+    "snapshot.mode.configuration.based.snapshot.on.schema.error",
 }
 
 
