@@ -20,6 +20,7 @@ from pydantic import (
 
 from connector.kafka.client_log import KAFKA_LOG
 from connector.kafka.topic_creation import TopicCreation
+from connector.settings import covered
 from connector.settings.smt import UnwrapSettings, unwrap_settings
 from connector.settings.snapshot_mode import ConfigurationBased, resolve
 from connector.settings.tls import mysql_ssl
@@ -73,6 +74,7 @@ class ConnectorConfig(BaseModel):
     column_mappers: dict[str, str] = Field(default_factory=dict)
     # transforms and transforms.* keys as given (keys.py decides which are honoured).
     transform_settings: dict[str, str] = Field(default_factory=dict)
+    # Either value gives the same records here (covered.py); kept to show the file as given.
     read_only: bool = Field(True, alias="read.only")
     # Read before snapshot.mode (declared first), which they decide when configuration_based.
     based_snapshot_data: bool = Field(
@@ -83,11 +85,11 @@ class ConnectorConfig(BaseModel):
         False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
     snapshot_mode: Literal["initial", "no_data", "never", "always"] = Field(
         "initial", alias="snapshot.mode")
+    allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
     chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,
                             le=MAX_CHUNK_SIZE)
     chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
                                 le=MAX_CHUNK_DELAY_MS)
-    allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
     signal_topic: str | None = Field(None, alias="signal.kafka.topic")
     signal_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
@@ -200,6 +202,13 @@ class ConnectorConfig(BaseModel):
         if unknown:
             raise ValueError(f"invalid operation {min(unknown)!r} (c, u, d, t, r or none)")
         return frozenset(codes - {"none"})
+
+    @field_validator("read_only", "allow_schema_changes", mode="before")
+    @classmethod
+    def _covered(cls, value: Any, info: ValidationInfo) -> bool:
+        """Checked, and what gtidmark does with the value said in one INFO line."""
+        alias = cls.model_fields[str(info.field_name)].alias
+        return covered.note(str(alias), value)
 
     @field_validator("snapshot_mode", mode="before")
     @classmethod
