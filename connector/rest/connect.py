@@ -36,6 +36,8 @@ def _as_connect_string(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
+    if isinstance(value, frozenset | set):  # a list whose order does not matter
+        return ",".join(sorted(str(v) for v in value))
     return str(value)
 
 

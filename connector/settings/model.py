@@ -30,6 +30,13 @@ MAX_CHUNK_DELAY_MS = 60_000
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONVERTERS = (JSON_CONVERTER, AVRO_CONVERTER)
+# Debezium's signal channels other than kafka, and why each is not read here.
+SIGNAL_CHANNELS = {
+    "source": "(the signal table, read from the binlog) is not read yet: future work",
+    "file": "(a file Debezium polls) is not read",
+    "jmx": "(a JMX operation) is not read: gtidmark has no JVM",
+    "in-process": "(Debezium Engine's in-process API) is not read",
+}
 MESSAGE_KEY_PART = re.compile(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$")
 
 
@@ -90,6 +97,9 @@ class ConnectorConfig(BaseModel):
                             le=MAX_CHUNK_SIZE)
     chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
                                 le=MAX_CHUNK_DELAY_MS)
+    # Debezium's default is source (the signal table); gtidmark's only channel is Kafka.
+    signal_channels: frozenset[str] = Field(frozenset({"kafka"}),
+                                            alias="signal.enabled.channels")
     signal_topic: str | None = Field(None, alias="signal.kafka.topic")
     signal_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
@@ -219,6 +229,19 @@ class ConnectorConfig(BaseModel):
             start_stream=bool(info.data.get("based_start_stream")),
             snapshot_on_data_error=bool(info.data.get("based_snapshot_on_data_error"))))
 
+    @field_validator("signal_channels", mode="before")
+    @classmethod
+    def _signal_channels(cls, value: Any) -> frozenset[str]:
+        """kafka or nothing: Debezium's other channels are not read here (exit 2)."""
+        channels = frozenset(name.lower() for name in _split_list(value))
+        for name in sorted(channels - {"kafka"}):
+            if name not in SIGNAL_CHANNELS:
+                raise ValueError(f"unknown channel {name!r} (Debezium's: kafka, "
+                                 f"{', '.join(SIGNAL_CHANNELS)})")
+            raise ValueError(f"channel {name!r} {SIGNAL_CHANNELS[name]}; gtidmark reads "
+                             "signals from Kafka only: use kafka, or leave it out")
+        return channels
+
     @model_validator(mode="after")
     def _exclusive_lists(self) -> ConnectorConfig:
         if self.database_include_list and self.database_exclude_list:
@@ -268,6 +291,11 @@ class ConnectorConfig(BaseModel):
         """Shaped as Connect's `<worker group>-<connector>-<task>`: every instance of one
         connector shares it, so the broker fences all but the newest (`init_transactions`)."""
         return self.producer.get("transactional.id") or f"gtidmark-{self.name}-0"
+
+    @property
+    def kafka_signals(self) -> bool:
+        """Whether the signal topic is read (`signal.enabled.channels` has kafka)."""
+        return "kafka" in self.signal_channels
 
     @property
     def signal_kafka_topic(self) -> str:
