@@ -47,7 +47,6 @@ from bench.debezium import start_replica
 from connector.binlog import mysql_wire
 from connector.binlog.framing import GTID, ROWS, XID, Framing, frames
 from connector.binlog.rowimages import fast_rows
-from connector.config import ConnectorConfig, parse_config
 from connector.engine import Engine
 from connector.flavours import Flavour, flavour_named
 from connector.gcpolicy import tune_for_streaming
@@ -58,6 +57,8 @@ from connector.kafka.transactions import TransactionalSink
 from connector.logs import configure_logging
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 from tests.connector_tools import SourcePair, connector_document
 from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic

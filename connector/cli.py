@@ -14,15 +14,11 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from connector import __version__
-from connector.config import (
-    MAX_CHUNK_DELAY_MS,
-    MAX_CHUNK_SIZE,
-    ConfigError,
-    ConnectorConfig,
-    load_config,
-)
 from connector.kafka.reach import KafkaUnreachable
 from connector.logs import configure_logging
+from connector.settings.errors import ConfigError
+from connector.settings.model import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE, ConnectorConfig
+from connector.settings.parse import load_config
 from connector.start_checks import ServicesUnreachable
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2

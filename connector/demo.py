@@ -30,7 +30,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from connector.config import ConnectorConfig, parse_config
 from connector.demo_report import DB, TABLES, compare_all
 from connector.demo_sources import (
     CUSTOMERS,
@@ -46,6 +45,8 @@ from connector.demo_sources import (
 from connector.flavours import Flavour, flavour_named
 from connector.gtid import Position
 from connector.offsets.store import read_committed
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 
 PREFIX = "demo"
 _START = time.monotonic()

@@ -18,18 +18,18 @@ from typing import Any
 from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip_comments
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.transactions import InnerDdl, Transaction
-from connector.config import ConnectorConfig
 from connector.ddl_events import drop_statement_parts, java_set_names, rename_statements
 from connector.events.envelope import EventEncoder
 from connector.events.history import history_change, table_change
 from connector.events.source_block import SourceInfo
 from connector.events.unwrap import with_transforms
-from connector.filters import TableFilter
 from connector.flavours import flavour_named
 from connector.gtid import Position
 from connector.kafka.sink import Sink
 from connector.kafka.topics import TopicAdmin
 from connector.schema import TableSchema
+from connector.settings.filters import TableFilter
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.truncates import Lookup, TableShapes
 

@@ -18,7 +18,6 @@ from connector.binlog.process import ReaderProcess
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.transactions import Transaction
 from connector.catalog import Catalog
-from connector.config import ConfigError, ConnectorConfig
 from connector.control import (
     Command,
     CommandRefused,
@@ -29,7 +28,6 @@ from connector.control import (
 )
 from connector.dispatcher import CaptureFailed, Dispatcher
 from connector.events.envelope import EventEncoder
-from connector.filters import TableFilter
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
 from connector.kafka.internal_topics import check_history_topic, history_spec
@@ -44,12 +42,15 @@ from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
+from connector.settings.errors import ConfigError
+from connector.settings.filters import TableFilter
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
 from connector.start_checks import database_failure
-from connector.start_position import replica_connection, start_position
+from connector.start_position import replica_connection, snapshot_at_start, start_position
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
@@ -254,7 +255,10 @@ class Engine:
                      stored.event, stored.row, stored.event, stored.row)
         if stored is not None and stored.snapshot:
             self.snapshots.restore(stored.snapshot)
-        elif stored is None and self.config.snapshot_mode == "initial":
+        elif snapshot_at_start(self.config.snapshot_mode, stored):
+            if stored is not None:
+                log.info("snapshot.mode=always: a snapshot of every captured table at this "
+                         "start; streaming resumes from the committed offsets meanwhile")
             self.snapshots.start_initial()
         # The start position is committed before anything streams: a crash right after a
         # first start must resume from here, not from "the current position" again.

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.flavours import server_flavour
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.channel import SignalChannel
 
 log = logging.getLogger("gtidmark")
@@ -23,7 +24,8 @@ log = logging.getLogger("gtidmark")
 @dataclass(frozen=True, slots=True)
 class LaunchPoint:
     position: str  # the replica's stream position, in its flavour's text form
-    signal_end: int  # the signal topic's end offset: the first signal a first start reads
+    # The signal topic's end offset: the first signal a first start reads (None: not read).
+    signal_end: int | None
     at: float  # wall-clock time it was read
 
     def age(self) -> float:
@@ -42,7 +44,8 @@ def read_launch_point(config: ConnectorConfig, connect: Callable[[], Any]
         finally:
             conn.close()
         with SignalChannel(config) as signals:
-            signals.open(None)  # a first start's: at the topic's end
+            if signals.enabled:
+                signals.open(None)  # a first start's: at the topic's end
             signal_end = signals.next_offset
     except ConfigError:
         raise

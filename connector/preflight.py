@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config import ConfigError
 from connector.flavours import (
     COMMON_REQUIRED,
     MARIADB,
@@ -22,6 +21,7 @@ from connector.flavours import (
     Requirement,
     flavour_of_server,
 )
+from connector.settings.errors import ConfigError
 
 
 def _normalise(value: Any) -> str:

@@ -9,8 +9,8 @@ import logging
 import signal
 from typing import Any
 
-from connector.config import ConnectorConfig
 from connector.gcpolicy import tune_for_streaming
+from connector.settings.model import ConnectorConfig
 from connector.supervisor import Supervisor
 
 

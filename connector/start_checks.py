@@ -13,9 +13,10 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.kafka.reach import KafkaUnreachable, require_kafka
 from connector.preflight import check_server
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 
 # pymysql's client-side codes for a server that does not answer (CR_CONNECTION_ERROR,
 # CR_CONN_HOST_ERROR, CR_UNKNOWN_HOST, CR_SERVER_LOST).

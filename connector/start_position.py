@@ -11,11 +11,12 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.flavours import Flavour
 from connector.gtid import Position
 from connector.launch import LaunchPoint
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.session import READ_TIMEOUT_S, SNAPSHOT_SESSION_INIT
 
 log = logging.getLogger("gtidmark")
@@ -30,6 +31,15 @@ def replica_connection(config: ConnectorConfig) -> pymysql.connections.Connectio
     with conn.cursor() as cur:
         cur.execute("SET SESSION TRANSACTION READ ONLY")
     return conn
+
+
+def snapshot_at_start(mode: str, stored: ConnectorOffsets | None) -> bool:
+    """Whether this start begins a snapshot of every captured table: `initial` on a first
+    start, `always` on every start (streaming still resumes from the offsets), unless the
+    offsets hold a snapshot in progress, which goes on instead."""
+    if stored is not None and stored.snapshot is not None:
+        return False
+    return mode == "always" or (mode == "initial" and stored is None)
 
 
 def start_position(config: ConnectorConfig, flavour: Flavour, stored: ConnectorOffsets | None,

@@ -11,12 +11,12 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.flavours import server_flavour
 from connector.gtid import GtidSet, MariaDbGtidPos, Position
 from connector.kafka.reach import require_kafka
 from connector.leadership.lease import group_members
 from connector.offsets.store import read_committed
+from connector.settings.model import ConnectorConfig
 from signals.channel import signal_client_settings
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.control import (
     NOT_LEADING,
     Command,
@@ -30,6 +29,8 @@ from connector.launch import LaunchPoint, read_launch_point
 from connector.leadership.lease import Lease
 from connector.offsets.store import OffsetStore, read_committed
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from connector.start_checks import ServicesUnreachable, check_services
 from connector.start_position import replica_connection
 from signals.channel import ensure_signal_topic, signal_client_settings

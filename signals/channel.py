@@ -19,10 +19,11 @@ from typing import Any, Self
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.kafka.topic_creation import TopicSpec
 from connector.kafka.topics import create_topics
 from connector.offsets.mark import MAX_ATTEMPTS, SignalMark
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal, signal_key
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ class SignalChannel:
 
     def __init__(self, config: ConnectorConfig) -> None:
         self.topic = config.signal_kafka_topic
+        self.enabled = config.kafka_signals  # signal.enabled.channels without kafka: no reads
         self.expected_key = config.topic_prefix
         self._settings = signal_client_settings(config, config.consumer_settings())
         self._group = f"{config.name}-signals"
@@ -137,9 +139,10 @@ class SignalChannel:
         self._returned_first: int | None = None
 
     @property
-    def next_offset(self) -> int:
-        """The offset after the last record returned by `poll` (or the start position)."""
-        return self._next_offset
+    def next_offset(self) -> int | None:
+        """The offset after the last record returned by `poll` (or the start position);
+        None when the channel is not enabled, so a later start with it reads from the end."""
+        return self._next_offset if self.enabled else None
 
     @property
     def unfinished(self) -> SignalMark | None:
@@ -152,7 +155,12 @@ class SignalChannel:
     def open(self, next_offset: int | None, *, unfinished: SignalMark | None = None,
              from_beginning: bool = False, timeout: float = OPEN_TIMEOUT_S) -> None:
         """Check/create the topic and start reading at `next_offset` (None: first start);
-        the record `unfinished` marks is acted on again, or skipped once exhausted."""
+        the record `unfinished` marks is acted on again, or skipped once exhausted. Not
+        enabled: nothing is read, and signals sent meanwhile are never acted on."""
+        if not self.enabled:
+            log.info("signal.enabled.channels has no kafka: signal topic %s is not read",
+                     self.topic)
+            return
         ensure_signal_topic(self._settings, self.topic, timeout)
         consumer = Consumer({
             **self._settings,
@@ -200,6 +208,8 @@ class SignalChannel:
     def fetch(self, timeout: float = 0.0) -> list[SignalRecord]:
         """Records that arrived since the last call, in order, not read; waits at most
         `timeout` s. `next_offset` moves past them: read each before the next checkpoint."""
+        if not self.enabled:
+            return []
         consumer = self._require_open()
         received: list[SignalRecord] = []
         if self._returned:

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from connector.config import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
+from connector.settings.model import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 from signals.filters import combine, parse_filter
 from signals.patterns import MatchBudget, collection_matches, compile_pattern
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from connector.config import ConnectorConfig
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.channel import (
     PARTITION,
     SignalChannelError,
@@ -27,6 +28,8 @@ from signals.channel import (
 from signals.models import Signal, SignalRejected, parse_signal, signal_from_value
 
 SEND_TIMEOUT_S = 15.0
+NOT_READ = ("signal.enabled.channels: has no kafka, so the connector reads no signal topic "
+            "and a signal sent would never be acted on; add kafka to send signals")
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 # `gtidmark signal` prints one line; librdkafka's connection chatter goes to DEBUG.
 _CLIENT_LOG = logging.getLogger("signals.send.kafka")
@@ -98,9 +101,12 @@ def send_signal(config: ConnectorConfig, signal: Signal,
                 timeout: float = SEND_TIMEOUT_S) -> int:
     """Produce `signal` to the signal topic and return its offset once Kafka acks it.
 
-    Raises ConfigError when the topic has more than one partition, SignalChannelError or
-    SignalSendError when Kafka cannot be reached or does not ack within `timeout` seconds.
+    Raises ConfigError when the topic has more than one partition or the connector does not
+    read it, SignalChannelError or SignalSendError when Kafka cannot be reached or does not
+    ack within `timeout` seconds.
     """
+    if not config.kafka_signals:
+        raise ConfigError(NOT_READ)
     value = signal.to_json()
     parse_signal(config.topic_prefix.encode(), value, config.topic_prefix)  # what the reader sees
     deadline = time.monotonic() + timeout

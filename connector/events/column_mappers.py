@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config import ConnectorConfig
-from connector.config_keys import HASH_KEY, HASH_V2_KEY, JAVA_DIGESTS, MASK_KEY, TRUNCATE_KEY
 from connector.events.types import BINARY_TYPES, FieldMapping
 from connector.flavours import flavour_named
 from connector.schema import Column
+from connector.settings.keys import HASH_KEY, HASH_V2_KEY, JAVA_DIGESTS, MASK_KEY, TRUNCATE_KEY
+from connector.settings.model import ConnectorConfig
 
 # Debezium masks and hashes only columns of these JDBC types (CHAR, VARCHAR...).
 STRING_COLUMNS = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext",

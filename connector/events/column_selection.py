@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from connector.config import ConnectorConfig
 from connector.schema import Column, TableSchema
+from connector.settings.model import ConnectorConfig
 
 
 def _compiled(patterns: list[str]) -> list[re.Pattern[str]]:

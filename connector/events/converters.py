@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, Protocol
 
-from connector.config import AVRO_CONVERTER, JSON_CONVERTER, ConnectorConfig
 from connector.events.avro import avro_schema
 from connector.events.types import FieldMapping
+from connector.settings.model import AVRO_CONVERTER, JSON_CONVERTER, ConnectorConfig
 
 MAGIC_BYTE = b"\x00"
 

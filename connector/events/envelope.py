@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config import ConnectorConfig
 from connector.events.column_mappers import ColumnMappers
 from connector.events.column_selection import ColumnSelection
 from connector.events.converters import (
@@ -33,6 +32,7 @@ from connector.events.source_block import (
 from connector.events.source_block import schema_field as _f
 from connector.events.types import FieldMapping, RowConverter, connect_field, field_mapping
 from connector.schema import Column, TableSchema
+from connector.settings.model import ConnectorConfig
 
 Record = tuple[str, bytes | None, bytes | None]
 

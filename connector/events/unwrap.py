@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from connector.events.converters import Codec, CodecFactory
 from connector.events.envelope import EventEncoder
-from connector.smt import FieldRef, UnwrapSettings
+from connector.settings.smt import FieldRef, UnwrapSettings
 
 Headers = list[tuple[str, str | bytes | None]]
 DELETED_FIELD = "__deleted"

@@ -10,9 +10,10 @@ history of older tables expires.
 
 from __future__ import annotations
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.kafka.topic_creation import BROKER_DEFAULT, TopicSpec
 from connector.kafka.topics import TopicAdmin
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 
 LONG_MAX = str(2**63 - 1)  # Debezium's retention.ms of the history topic (Long.MAX_VALUE)
 

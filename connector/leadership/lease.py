@@ -31,7 +31,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector.config import ConfigError
+from connector.settings.errors import ConfigError
 
 log = logging.getLogger("gtidmark.ha")
 KAFKA_LOG = logging.getLogger("gtidmark.ha.kafka")

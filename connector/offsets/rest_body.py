@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from connector.config import ConnectorConfig
-from connector.filters import TableFilter
 from connector.flavours import position_of_either
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.filters import TableFilter
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.requests import MAX_STATE_BYTES
 from connector.snapshot.state import SnapshotState
 from signals.models import SetThrottle, SignalRejected, signal_from_value

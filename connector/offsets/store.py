@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from connector.config import ConnectorConfig
 from connector.kafka.internal_topics import check_offsets_topic, offsets_spec
 from connector.kafka.partitioner import key_partition
 from connector.kafka.reading import read_all_partitions
@@ -28,6 +27,7 @@ from connector.leadership.lease import Instance
 from connector.offsets.debezium import from_debezium
 from connector.offsets.resume import OffsetRecord, Resumed, resume_point
 from connector.offsets.value import ConnectorOffsets, written_by_gtidmark
+from connector.settings.model import ConnectorConfig
 
 log = logging.getLogger(__name__)
 

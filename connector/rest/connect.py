@@ -10,9 +10,10 @@ import socket
 from typing import Any
 
 from connector import __version__
-from connector.config import ConnectorConfig, redact
 from connector.control import EngineView, State
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import redact
 
 TASK_ID = 0
 CONNECTOR_TYPE = "source"
@@ -35,6 +36,8 @@ def _as_connect_string(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
+    if isinstance(value, frozenset | set):  # a list whose order does not matter
+        return ",".join(sorted(str(v) for v in value))
     return str(value)
 
 

@@ -13,9 +13,9 @@ import hmac
 from dataclasses import dataclass
 from email.message import Message
 
-from connector.config import ConnectorConfig
 from connector.rest import connect
 from connector.rest.routes import Response
+from connector.settings.model import ConnectorConfig
 
 OPEN_PATHS = ("/health", "/ready")
 MAX_BODY = 1 << 20

@@ -17,8 +17,8 @@ from prometheus_client import CollectorRegistry, PlatformCollector, ProcessColle
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from connector.config import ConnectorConfig
 from connector.control import EngineView
+from connector.settings.model import ConnectorConfig
 
 # Names Debezium's dashboards query that are not exported, and why (README "Metrics").
 NOT_EXPORTED = {

@@ -20,7 +20,6 @@ from urllib.parse import unquote
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from connector.config import ConnectorConfig
 from connector.control import (
     NOT_LEADING,
     CommandKind,
@@ -31,7 +30,9 @@ from connector.control import (
 from connector.offsets.rest_body import BadBody, BadOffsets, parse_alter_offsets
 from connector.rest import connect
 from connector.rest.metrics import registry
+from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal
+from signals.send import NOT_READ
 
 log = logging.getLogger("gtidmark.rest")
 
@@ -210,6 +211,8 @@ class RestApp:
 
     def _signal(self, body: bytes) -> Response:
         prefix = self.config.topic_prefix
+        if not self.config.kafka_signals:
+            raise HttpError(409, NOT_READ)
         try:
             signal = parse_signal(prefix.encode(), body, prefix)
         except SignalRejected as exc:

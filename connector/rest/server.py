@@ -18,12 +18,13 @@ from urllib.parse import parse_qs, urlsplit
 
 from confluent_kafka.admin import AdminClient
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.control import EngineControl
 from connector.rest import connect, connections
 from connector.rest.connections import CappedServer, DeadlineReader
 from connector.rest.gate import Refusal, admit
 from connector.rest.routes import Response, RestApp
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
 from signals.send import send_signal
 
 log = logging.getLogger("gtidmark.rest")

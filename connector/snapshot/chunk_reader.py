@@ -29,10 +29,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from connector.child import start_child, stop_child
-from connector.config import ConnectorConfig
 from connector.events.envelope import EventEncoder, RowEncoding
 from connector.flavours import flavour_named
 from connector.logs import configure_logging
+from connector.settings.model import ConnectorConfig
 from connector.snapshot.session import Session, SqlError, snapshot_session
 from connector.snapshot.source import ChunkRequest, ColumnsChanged, SelectedChunk, select_chunk
 from connector.snapshot.sql_errors import describe, error_code

@@ -29,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from connector.config import ConnectorConfig
 from connector.events.envelope import RowEncoding
 from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
+from connector.settings.model import ConnectorConfig
 from connector.snapshot import actions, outcome
 from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
 from connector.snapshot.meter import SnapshotMeter

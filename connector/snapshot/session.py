@@ -17,7 +17,7 @@ import MySQLdb
 import MySQLdb.converters
 from MySQLdb.constants import FIELD_TYPE
 
-from connector.config import ConnectorConfig
+from connector.settings.model import ConnectorConfig
 
 SqlError = MySQLdb.MySQLError
 
@@ -71,7 +71,7 @@ CONVERSIONS = _conversions()
 
 
 def tls_arguments(ssl: dict[str, Any] | None) -> dict[str, Any]:
-    """mysqlclient's TLS arguments for the pymysql `ssl` dict of connector.mysql_tls.
+    """mysqlclient's TLS arguments for the pymysql `ssl` dict of connector.settings.tls.
 
     libmariadb's VERIFY_CA also checks the host name; a chain checked against the given CA
     without the name is REQUIRED with a CA (libmariadb verifies the chain when given one).

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from connector.events.envelope import RowEncoding
-from connector.filters import TableFilter
 from connector.flavours import Flavour
 from connector.gtid import Position
+from connector.settings.filters import TableFilter
 from connector.snapshot.catch_up import wait_applied
 from connector.snapshot.chunks import Condition, chunk_query
 from connector.snapshot.session import Session, SqlError

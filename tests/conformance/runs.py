@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.conformance import mysql_scenarios, scenarios
 from tests.conformance.compare import Record

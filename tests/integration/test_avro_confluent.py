@@ -25,10 +25,11 @@ from confluent_kafka.schema_registry._sync.mock_schema_registry_client import (
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo
 from connector.events.converters import AVRO_CONVERTER
 from connector.schema import TableSchema
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 from tests import connect_oracle
 from tests.integration.test_type_mapping import _binlog_rows, _insert, _select_rows_of
 from tests.services import MariaDbPair

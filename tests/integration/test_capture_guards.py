@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from connector.config import parse_config
 from connector.preflight import check_server, read_server_settings
+from connector.settings.parse import parse_config
 from connector.snapshot.session import SqlError, snapshot_session
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild
 from tests.integration.solo import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import wait_caught_up

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from connector.config import parse_config
 from connector.gtid import MariaDbGtidPos
 from connector.kafka.partitioner import key_partition
 from connector.offsets.store import read_committed
+from connector.settings.parse import parse_config
 from tests.connector_tools import (
     SourcePair,
     connector_document,

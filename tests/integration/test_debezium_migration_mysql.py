@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connector.config import parse_config
 from connector.flavours import MYSQL
 from connector.offsets.store import read_committed
+from connector.settings.parse import parse_config
 from tests.connector_tools import connector_document, streaming_connector
 from tests.integration.test_debezium_migration import debezium, lost_rows
 from tests.integration.test_streaming import committed_offsets, wait_caught_up

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from tests.connector_tools import SourcePair, connector_document, streaming_connector
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_services import Broker

@@ -23,7 +23,7 @@ from connector.binlog.queue import ChangeQueue
 from connector.binlog.reader import BinlogReader
 from connector.binlog.transactions import Transaction
 from connector.flavours import MARIADB, MYSQL, Flavour
-from connector.mysql_tls import mysql_ssl
+from connector.settings.tls import mysql_ssl
 from tests.integration.solo import SoloMariaDb, solo
 from tests.mysql_services import MySqlPair
 from tests.services import CDC_PASSWORD, CDC_USER

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from tests.connector_tools import (
     ConnectorProcess,
     SourcePair,

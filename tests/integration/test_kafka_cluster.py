@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from tests.connector_tools import ConnectorProcess, wait_until
 from tests.integration.test_snapshot import Writer, compare, make_table, proc_doc, signal, start
 from tests.integration.test_streaming import committed_offsets, wait_caught_up

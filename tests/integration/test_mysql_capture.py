@@ -14,8 +14,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from connector.config import ConfigError
 from connector.preflight import check_server
+from connector.settings.errors import ConfigError
 from tests.connector_tools import ConnectorProcess, connector_document, rebuild, source_rows
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_services import Broker

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pymysql
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import (
     ConnectorProcess,

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from connector.config import parse_config
 from connector.engine import Engine
 from connector.gtid import MariaDbGtidPos
 from connector.kafka.partitioner import key_partition
@@ -23,6 +22,7 @@ from connector.kafka.topics import TopicAdmin
 from connector.leadership.lease import Instance
 from connector.offsets.store import OffsetStore, OffsetsWriteFailed, read_committed
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.parse import parse_config
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState
 from tests.connector_tools import (

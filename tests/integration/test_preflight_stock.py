@@ -13,8 +13,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from connector.config import ConfigError
 from connector.preflight import check_server
+from connector.settings.errors import ConfigError
 from tests.kafka_services import Broker
 from tests.services import CDC_PASSWORD, CDC_USER, MariaDb
 

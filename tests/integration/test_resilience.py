@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import (
     PRODUCT_LEASE,

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from connector.config import parse_config
 from connector.control import EngineControl
 from connector.rest import connections
 from connector.rest.server import RestServer
+from connector.settings.parse import parse_config
 
 NAME = "conn-test"
 AUTH = ("operator", "pw-rest")

@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from connector.config import parse_config
 from connector.control import NOT_LEADING
+from connector.settings.parse import parse_config
 from tests.connector_tools import lease_holder
 from tests.integration.test_rest import (
     assert_connect_error,

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
-from connector.config import ConfigError, ConnectorConfig, parse_config
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 from signals.channel import ReceivedSignal, SignalChannel
 from signals.models import ExecuteSnapshot, Log, SetThrottle
 from tests.kafka_services import Broker

@@ -14,10 +14,10 @@ import pytest
 
 import signals.send
 from connector.cli import main
-from connector.config import parse_config
 from connector.kafka.topics import TopicAdmin
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.parse import parse_config
 from signals.models import ExecuteSnapshot, PauseSnapshot
 from signals.send import build_signal, send_signal
 from tests.kafka_services import Broker

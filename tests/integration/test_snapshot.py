@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import (
     ConnectorProcess,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pymysql
 
-from connector.config import parse_config
 from connector.flavours import MYSQL
 from connector.gtid import GtidSet, MariaDbGtidPos
 from connector.offsets.store import offset_key
+from connector.settings.parse import parse_config
 from connector.snapshot.window import ChunkWindow
 from tests.connector_tools import ConnectorProcess, connector_document
 from tests.integration.test_snapshot import Writer, compare, make_table, proc_doc, signal, start

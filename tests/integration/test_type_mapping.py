@@ -14,9 +14,9 @@ from typing import Any
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import TableMapEvent, WriteRowsEvent
 
-from connector.config import parse_config
 from connector.events import EventEncoder, SourceInfo, restore_empty_sets
 from connector.schema import TableSchema, schema_from_information_schema, schema_from_table_map
+from connector.settings.parse import parse_config
 from connector.snapshot.session import snapshot_session
 from tests.services import MariaDbPair
 

@@ -10,10 +10,11 @@ import datetime as dt
 import json
 from typing import Any
 
-from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo
 from connector.events.envelope import TableEncoder
 from connector.schema import TableSchema
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 
 Item = tuple[bytes | None, bytes | None]
 

@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.types import TimestampType
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document, source_rows
 from tests.integration.test_streaming import as_int64, wait_caught_up

@@ -8,10 +8,8 @@ from hypothesis import strategies as st
 
 from connector.binlog.statements import is_dml, written_tables
 from connector.binlog.xa import OpenXa, parse_xa_end
-from connector.config import ConfigError
 from connector.flavours import MARIADB, MYSQL
 from connector.gtid import GtidSet, MariaDbGtidPos, MariaGtid, MysqlGtid
-from connector.mysql_tls import mysql_ssl
 from connector.preflight import (
     ServerSettings,
     cnf_block,
@@ -19,6 +17,8 @@ from connector.preflight import (
     server_problems,
     server_report,
 )
+from connector.settings.errors import ConfigError
+from connector.settings.tls import mysql_ssl
 
 GOOD = {"log_bin": "ON", "binlog_format": "ROW", "binlog_row_image": "FULL",
         "binlog_row_metadata": "FULL", "gtid_strict_mode": "ON", "log_slave_updates": "ON",
@@ -175,7 +175,7 @@ def test_verify_modes_never_connect_unchecked(monkeypatch: pytest.MonkeyPatch) -
     with_system = mysql_ssl("verify_identity", None)
     assert with_system is not None and with_system["verify_mode"] is True
     assert with_system["check_hostname"] is True and ("ca" in with_system or "capath" in with_system)
-    monkeypatch.setattr("connector.mysql_tls.system_ca", dict)
+    monkeypatch.setattr("connector.settings.tls.system_ca", dict)
     with pytest.raises(ConfigError, match="database.ssl.ca: required with database.ssl.mode="
                                           "verify_ca"):
         mysql_ssl("verify_ca", None)

@@ -13,8 +13,8 @@ import pytest
 
 from connector.binlog.declared import DeclaredColumns
 from connector.catalog import Catalog
-from connector.filters import TableFilter
 from connector.flavours import MARIADB
+from connector.settings.filters import TableFilter
 from connector.snapshot.source import ChunkSource
 from tests.unit.test_config import cfg
 

@@ -11,9 +11,9 @@ import time
 from collections import deque
 from typing import Any
 
-from connector.config import parse_config
 from connector.gtid import MariaDbGtidPos, MariaGtid
 from connector.schema import Column, TableSchema
+from connector.settings.parse import parse_config
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.source import ChunkRequest, SelectedChunk

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from connector.config import parse_config
 from connector.kafka.sink import Sink
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.offsets.commit import Committer
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.parse import parse_config
 
 CONFIG = parse_config({"name": "shop-connector", "config": {
     "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from connector.config import ConfigError, parse_config
+from connector.settings.errors import ConfigError
+from connector.settings.parse import parse_config
 
 BASE: dict[str, Any] = {
     "database.hostname": "replica.example",
@@ -76,9 +77,9 @@ def test_an_unknown_key_close_to_a_known_one_warns_with_did_you_mean(tmp_path: P
     warnings = [line.split(" WARNING ", 1)[1] for line in result.stderr.splitlines()
                 if " WARNING " in line]
     assert warnings == [
-        ("connector.config: config: unknown key 'colum.include.list' ignored; did you mean "
+        ("connector.settings.parse: config: unknown key 'colum.include.list' ignored; did you mean "
          "'column.include.list'?"),
-        "connector.config: config: unknown key 'frobnicate' ignored",
+        "connector.settings.parse: config: unknown key 'frobnicate' ignored",
     ], result.stderr
     assert result.stderr.splitlines()[-1].startswith(f"error: {path}: database.port:")
 

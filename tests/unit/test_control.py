@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from connector import supervisor as lifecycle
-from connector.config import parse_config
 from connector.control import NOT_LEADING, CommandRefused, EngineControl, EngineView
+from connector.settings.parse import parse_config
 
 CONFIG = parse_config({"name": "c", "config": {
     "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",

@@ -8,9 +8,9 @@ from pathlib import Path
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from connector.config import parse_config
 from connector.control import EngineView
 from connector.rest.metrics import NOT_EXPORTED, registry
+from connector.settings.parse import parse_config
 from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from connector.config import parse_config
 from connector.demo import parse_args
 from connector.demo_sources import (
     CONNECTOR_CLASSES,
@@ -22,6 +21,7 @@ from connector.demo_sources import (
     connector_document,
 )
 from connector.flavours import flavour_named
+from connector.settings.parse import parse_config
 
 REPO = Path(__file__).resolve().parents[2]
 CDC = {"host": "127.0.0.1", "port": 3307, "user": "cdc", "password": "pw"}

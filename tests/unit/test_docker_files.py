@@ -16,9 +16,10 @@ import pytest
 import yaml
 
 from connector.cli import build_parser
-from connector.config import ConnectorConfig, load_config
 from connector.flavours import flavour_named
 from connector.preflight import ServerSettings, server_problem
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import load_config
 from spark_consumer.options import parse_options
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +121,7 @@ def test_connector_config_loads_and_points_at_the_compose_services(
         name: str, caplog: pytest.LogCaptureFixture) -> None:
     expected_config, flavour = STACKS[name]
     services = compose(name)["services"]
-    with caplog.at_level(logging.WARNING, logger="connector.config"):
+    with caplog.at_level(logging.WARNING, logger="connector.settings"):
         config = mounted_config(name)
     assert not caplog.records, f"unknown keys: {[r.getMessage() for r in caplog.records]}"
     assert config == load_config(DOCKER / expected_config)

@@ -10,9 +10,10 @@ import threading
 import pytest
 
 from connector import engine as engine_module
-from connector.config import ConnectorConfig, parse_config
 from connector.engine import STEPPED_DOWN, Engine
 from connector.flavours import MARIADB
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 
 
 def closed_port() -> int:

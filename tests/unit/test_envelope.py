@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 
 from connector.binlog.ddl import parse_ddl
 from connector.binlog.declared import DeclaredColumns
-from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo, table_change
 from connector.events.avro import avro_schema
 from connector.events.converters import AVRO_CONVERTER, dumps
 from connector.events.source_block import SourceStruct
 from connector.schema import Column, TableSchema
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 
 TABLE = TableSchema("shop", "orders", (
     Column("id", "int", nullable=False),

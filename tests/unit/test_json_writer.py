@@ -10,12 +10,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.config import ConnectorConfig, parse_config
 from connector.events import EventEncoder, SourceInfo
 from connector.events.converters import JsonCodec, JsonRowWriter, dumps
 from connector.events.source_block import SourceStruct
 from connector.events.types import RowConverter, field_mapping
 from connector.schema import Column, TableSchema
+from connector.settings.model import ConnectorConfig
+from connector.settings.parse import parse_config
 
 TABLE = TableSchema("shop", "all_types", (
     Column("id", "bigint", nullable=False, unsigned=True),

@@ -16,9 +16,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.config import parse_config
 from connector.control import EngineControl
 from connector.rest.routes import RestApp
+from connector.settings.parse import parse_config
 from signals.models import Signal, SignalRejected, parse_signal
 from signals.pattern_limits import MAX_NESTING, MAX_REPEAT_PRODUCT, check_pattern
 from signals.patterns import (

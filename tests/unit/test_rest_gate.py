@@ -8,8 +8,8 @@ from email.message import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.config import parse_config
 from connector.rest.gate import MAX_BODY, OPEN_PATHS, Refusal, admit
+from connector.settings.parse import parse_config
 
 BASE = {"database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
         "topic.prefix": "shop", "bootstrap.servers": "kafka:9092", "rest.port": "8083"}

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.config import parse_config
-from connector.filters import TableFilter
 from connector.offsets.rest_body import BadOffsets, parse_alter_offsets
+from connector.settings.filters import TableFilter
+from connector.settings.parse import parse_config
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.requests import MAX_STATE_BYTES
 from connector.snapshot.state import SnapshotState

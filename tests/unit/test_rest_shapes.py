@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from connector.config import parse_config
 from connector.control import EngineView, SnapshotView
 from connector.offsets.rest_body import EMPTY, BadBody, BadOffsets, parse_alter_offsets
 from connector.offsets.value import ConnectorOffsets
 from connector.rest.connect import connector_config, offsets, state_info
 from connector.rest.gate import credentials_match
 from connector.rest.metrics import registry
+from connector.settings.parse import parse_config
 
 CONFIG = parse_config({"name": "shop-connector", "config": {
     "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",

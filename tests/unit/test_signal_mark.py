@@ -18,11 +18,11 @@ import pytest
 from confluent_kafka import KafkaError
 
 import signals.channel as channel_module
-from connector.config import parse_config
 from connector.leadership.lease import Instance
 from connector.offsets.mark import MAX_ATTEMPTS, SignalMark
 from connector.offsets.signal_mark import act_on_signals, attempts_that_died
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.parse import parse_config
 from connector.snapshot.actions import ActionDeferred
 from signals.channel import ReceivedSignal, SignalChannel
 from signals.models import Log

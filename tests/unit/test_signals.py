@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.config import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
+from connector.settings.model import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE
 from signals.models import (
     MAX_JSON_DEPTH,
     MAX_VALUE_BYTES,

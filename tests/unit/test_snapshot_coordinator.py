@@ -7,8 +7,8 @@ import json
 import pymysql
 import pytest
 
-from connector.config import parse_config
-from connector.filters import TableFilter
+from connector.settings.filters import TableFilter
+from connector.settings.parse import parse_config
 from connector.snapshot.chunk_reader import ChunkReader
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.progress import TableProgress

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pymysql
 
-from connector.config import parse_config
+from connector.settings.parse import parse_config
 from connector.start_checks import database_failure
 
 CONFIG = parse_config({"name": "c", "config": {

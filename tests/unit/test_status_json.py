@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from connector.config import parse_config
 from connector.gtid import GtidSet, MariaDbGtidPos
+from connector.settings.parse import parse_config
 from connector.snapshot.progress import TableProgress
 from connector.status import rest_state, transactions_behind
 

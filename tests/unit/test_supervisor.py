@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from connector import supervisor as lifecycle
-from connector.config import ConfigError, parse_config
 from connector.control import CommandKind, EngineControl, EngineView
 from connector.engine import STEPPED_DOWN
 from connector.offsets.value import ConnectorOffsets
+from connector.settings.errors import ConfigError
+from connector.settings.parse import parse_config
 from connector.start_checks import ServicesUnreachable
 from tests.services import wait_for as wait_until
 

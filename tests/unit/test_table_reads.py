@@ -9,10 +9,10 @@ from typing import Any, Self
 import MySQLdb
 import pytest
 
-from connector.config import parse_config
 from connector.flavours import MARIADB
 from connector.gtid import MariaDbGtidPos
 from connector.schema import Column, TableSchema
+from connector.settings.parse import parse_config
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.config import ConfigError, parse_config
 from connector.kafka.topic_creation import TopicCreation, TopicSpec
+from connector.settings.errors import ConfigError
+from connector.settings.parse import parse_config
 
 
 def test_nothing_set_is_the_brokers_defaults_never_one() -> None:

@@ -11,12 +11,13 @@ from typing import Any
 import fastavro
 import pytest
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.events import EventEncoder
 from connector.events.converters import AVRO_CONVERTER, CodecFactory
 from connector.events.unwrap import Headers, Unwrap, UnwrapSink, with_transforms
 from connector.schema import Column, TableSchema
-from connector.smt import EXTRACT_NEW_RECORD_STATE
+from connector.settings.errors import ConfigError
+from connector.settings.model import ConnectorConfig
+from connector.settings.smt import EXTRACT_NEW_RECORD_STATE
 from tests.unit.test_config import doc as connector_file
 from tests.unit.test_config import run_cli
 from tests.unit.test_envelope import SOURCE, config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from connector.config import ConnectorConfig
+from connector.settings.model import ConnectorConfig
 
 SYSTEM_DATABASES = frozenset({"mysql", "sys", "performance_schema", "information_schema"})
 

@@ -11,7 +11,7 @@ import os
 import ssl
 from typing import Any
 
-from connector.config import ConfigError
+from connector.settings.errors import ConfigError
 
 
 def system_ca() -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 A key that changes records and is not honoured must stop the start (exit 2) rather than be
 ignored: an ignored `column.mask.*` sends personal data to Kafka. Keys that change nothing
-here stay warnings (config.py). Add a key you implement to the supported sets below.
+here stay warnings (parse.py). Add a key you implement to the supported sets below.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from connector import smt
+from connector.settings import smt
 
 # Record-changing keys gtidmark honours, each read by a ConnectorConfig field.
 SUPPORTED_KEYS = frozenset({

@@ -1,51 +1,43 @@
-"""Connector settings under Debezium's MySQL property names, validated once at start.
+"""The connector's settings under Debezium's MySQL property names: the pydantic model.
 
-A Kafka Connect JSON file (`{"name": ..., "config": {...}}`) becomes a `ConnectorConfig`.
-Any problem raises `ConfigError` whose message is one line naming the key and the reason.
+parse.py turns a Kafka Connect JSON file into a `ConnectorConfig`; the model's validators
+check each value, and its properties derive what the rest of the connector reads.
 """
 
 from __future__ import annotations
 
-import difflib
-import json
-import logging
 import re
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from connector import config_keys
 from connector.kafka.client_log import KAFKA_LOG
-from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
 from connector.kafka.topic_creation import TopicCreation
-from connector.smt import UnwrapSettings, removed_options, unwrap_settings
+from connector.settings import covered
+from connector.settings.smt import UnwrapSettings, unwrap_settings
+from connector.settings.snapshot_mode import ConfigurationBased, resolve
+from connector.settings.tls import mysql_ssl
 
-log = logging.getLogger(__name__)
-
-SECRET_MARKERS = ("password", "secret", "sasl.jaas", "ssl.key")
-REDACTED = "********"
 MAX_CHUNK_SIZE = 100_000  # incremental.snapshot.chunk.size; a signal's chunk-size too
 MAX_CHUNK_DELAY_MS = 60_000
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONVERTERS = (JSON_CONVERTER, AVRO_CONVERTER)
-SHAPE = ('a connector file is {"name": ..., "config": {...}}, as Kafka Connect\'s POST '
-         '/connectors takes, or the config map alone with its own "name" key, as GET '
-         '/connectors/{name}/config gives it')
-
-
-class ConfigError(ValueError):
-    """A configuration problem; `str()` is the one line shown to the user."""
-
-
-def is_secret(key: str) -> bool:
-    return any(marker in key.lower() for marker in SECRET_MARKERS)
-
-
-def redact(settings: dict[str, Any]) -> dict[str, Any]:
-    """Copy of `settings` safe to print: every secret-looking value replaced."""
-    return {k: (REDACTED if is_secret(k) else v) for k, v in settings.items()}
+# Debezium's signal channels other than kafka, and why each is not read here.
+SIGNAL_CHANNELS = {
+    "source": "(the signal table, read from the binlog) is not read yet: future work",
+    "file": "(a file Debezium polls) is not read",
+    "jmx": "(a JMX operation) is not read: gtidmark has no JVM",
+    "in-process": "(Debezium Engine's in-process API) is not read",
+}
+MESSAGE_KEY_PART = re.compile(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$")
 
 
 def _split_list(value: Any) -> list[str]:
@@ -54,19 +46,6 @@ def _split_list(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     return [part.strip() for part in str(value).split(",") if part.strip()]
-
-
-# Debezium's other snapshot.mode values -> the mode that does what they mean here.
-SNAPSHOT_MODE_ALIASES = {
-    "schema_only": ("no_data", "Debezium's older name for no_data"),
-    "recovery": ("no_data", "schema history is rebuilt from the binlog, no data snapshot"),
-    "schema_only_recovery": ("no_data", "as recovery"),
-    "when_needed": ("initial", "a snapshot when there are no offsets, as initial does here"),
-    "initial_only": ("initial", "the snapshot runs on first start; streaming goes on after it"),
-    "always": ("initial", "snapshots after the first start are taken with signals"),
-    "configuration_based": ("initial", "snapshot.mode.configuration.based.* are not read"),
-    "custom": ("initial", "custom snapshotters are Java classes"),
-}
 
 
 class ConnectorConfig(BaseModel):
@@ -100,15 +79,27 @@ class ConnectorConfig(BaseModel):
                                           alias="datatype.propagate.source.type")
     # column.mask.* / column.truncate.* keys with their values, in the file's order.
     column_mappers: dict[str, str] = Field(default_factory=dict)
-    # transforms and transforms.* keys as given (config_keys decides which are honoured).
+    # transforms and transforms.* keys as given (keys.py decides which are honoured).
     transform_settings: dict[str, str] = Field(default_factory=dict)
+    # Either value gives the same records here (covered.py); kept to show the file as given.
     read_only: bool = Field(True, alias="read.only")
-    snapshot_mode: Literal["initial", "no_data", "never"] = Field("initial", alias="snapshot.mode")
+    # Read before snapshot.mode (declared first), which they decide when configuration_based.
+    based_snapshot_data: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.data")
+    based_start_stream: bool = Field(
+        False, alias="snapshot.mode.configuration.based.start.stream")
+    based_snapshot_on_data_error: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
+    snapshot_mode: Literal["initial", "no_data", "never", "always"] = Field(
+        "initial", alias="snapshot.mode")
+    allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
     chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,
                             le=MAX_CHUNK_SIZE)
     chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
                                 le=MAX_CHUNK_DELAY_MS)
-    allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
+    # Debezium's default is source (the signal table); gtidmark's only channel is Kafka.
+    signal_channels: frozenset[str] = Field(frozenset({"kafka"}),
+                                            alias="signal.enabled.channels")
     signal_topic: str | None = Field(None, alias="signal.kafka.topic")
     signal_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
@@ -222,15 +213,34 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"invalid operation {min(unknown)!r} (c, u, d, t, r or none)")
         return frozenset(codes - {"none"})
 
+    @field_validator("read_only", "allow_schema_changes", mode="before")
+    @classmethod
+    def _covered(cls, value: Any, info: ValidationInfo) -> bool:
+        """Checked, and what gtidmark does with the value said in one INFO line."""
+        alias = cls.model_fields[str(info.field_name)].alias
+        return covered.note(str(alias), value)
+
     @field_validator("snapshot_mode", mode="before")
     @classmethod
-    def _debezium_snapshot_modes(cls, value: Any) -> Any:
-        mode = str(value).strip().lower()
-        if mode in SNAPSHOT_MODE_ALIASES:
-            mapped, why = SNAPSHOT_MODE_ALIASES[mode]
-            log.info("config: snapshot.mode %s runs as %s (%s)", mode, mapped, why)
-            return mapped
-        return mode
+    def _debezium_snapshot_modes(cls, value: Any, info: ValidationInfo) -> str:
+        """Debezium's values run as what they mean here, or are refused (snapshot_mode.py)."""
+        return resolve(value, ConfigurationBased(
+            snapshot_data=bool(info.data.get("based_snapshot_data")),
+            start_stream=bool(info.data.get("based_start_stream")),
+            snapshot_on_data_error=bool(info.data.get("based_snapshot_on_data_error"))))
+
+    @field_validator("signal_channels", mode="before")
+    @classmethod
+    def _signal_channels(cls, value: Any) -> frozenset[str]:
+        """kafka or nothing: Debezium's other channels are not read here (exit 2)."""
+        channels = frozenset(name.lower() for name in _split_list(value))
+        for name in sorted(channels - {"kafka"}):
+            if name not in SIGNAL_CHANNELS:
+                raise ValueError(f"unknown channel {name!r} (Debezium's: kafka, "
+                                 f"{', '.join(SIGNAL_CHANNELS)})")
+            raise ValueError(f"channel {name!r} {SIGNAL_CHANNELS[name]}; gtidmark reads "
+                             "signals from Kafka only: use kafka, or leave it out")
+        return channels
 
     @model_validator(mode="after")
     def _exclusive_lists(self) -> ConnectorConfig:
@@ -283,6 +293,11 @@ class ConnectorConfig(BaseModel):
         return self.producer.get("transactional.id") or f"gtidmark-{self.name}-0"
 
     @property
+    def kafka_signals(self) -> bool:
+        """Whether the signal topic is read (`signal.enabled.channels` has kafka)."""
+        return "kafka" in self.signal_channels
+
+    @property
     def signal_kafka_topic(self) -> str:
         return self.signal_topic or f"{self.topic_prefix}-signal"
 
@@ -321,120 +336,7 @@ class ConnectorConfig(BaseModel):
             "user": self.user,
             "passwd": self.password,
         }
-        from connector.mysql_tls import mysql_ssl
-
         ssl = mysql_ssl(self.ssl_mode, self.ssl_ca)
         if ssl is not None:
             settings["ssl"] = ssl
         return settings
-
-
-PASSTHROUGH_PREFIXES = ("producer.", "consumer.")
-# Debezium/Kafka Connect keys that are accepted and have no effect here.
-IGNORED_KEYS = {
-    "tasks.max",
-    "schema.history.internal.kafka.bootstrap.servers",
-    "database.history.kafka.bootstrap.servers",
-}
-
-
-MESSAGE_KEY_PART = re.compile(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$")
-
-
-def _known_aliases() -> set[str]:
-    return {f.alias for f in ConnectorConfig.model_fields.values() if f.alias}
-
-
-def _unknown_key_warning(key: str, known: set[str]) -> None:
-    """One warning for a key that changes nothing here, naming a close known key if any."""
-    candidates = known | IGNORED_KEYS | config_keys.SUPPORTED_KEYS | set(config_keys.DEFAULT_ONLY)
-    close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.8)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    log.warning("config: unknown key %r ignored%s", key, hint)
-
-
-def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]:
-    """The connector's name and settings from either Kafka Connect shape (SHAPE)."""
-    if not isinstance(document, dict):
-        raise ConfigError(f"{source}: not a JSON object: {SHAPE}")
-    name = document.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{source}: name: required: {SHAPE}")
-    if "config" not in document and set(document) != {"name"}:
-        return name, document  # the config map alone, its name inside
-    raw = document.get("config")
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: config: required, a JSON object of settings: {SHAPE}")
-    if raw.get("name", name) != name:  # Kafka Connect refuses this mismatch too
-        raise ConfigError(f"{source}: config: its name {raw['name']!r} is not the "
-                          f"connector's name {name!r}")
-    return name, raw
-
-
-def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
-    """Validate a Kafka Connect style document; unknown keys warn once each."""
-    name, raw = _name_and_settings(document, source)
-    known = _known_aliases()
-    fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
-                              "column_mappers": {}, "transform_settings": {},
-                              "topic_creation_settings": {}}
-    for key, value in raw.items():
-        if key == "name":
-            continue
-        refused = config_keys.refusal(key, value, raw)
-        if refused is not None:
-            raise ConfigError(f"{source}: {key}: {refused}")
-        if key.startswith(config_keys.COLUMN_MAPPER_PREFIXES):
-            fields["column_mappers"][key] = str(value)
-        elif key == "transforms" or key.startswith("transforms."):
-            fields["transform_settings"][key] = str(value)
-        elif key.startswith(TOPIC_CREATION):
-            fields["topic_creation_settings"][key] = str(value)
-        elif key.startswith(PASSTHROUGH_PREFIXES):
-            group, _, rest = key.partition(".")
-            fields[group][rest] = str(value)
-        elif key in known:
-            fields[key] = value
-        elif key not in IGNORED_KEYS and not config_keys.changes_records(key):
-            _unknown_key_warning(key, known)
-    try:
-        unwrap_settings(fields["transform_settings"])
-        TopicCreation.parse(fields["topic_creation_settings"])
-    except ValueError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
-    for key in removed_options(fields["transform_settings"]):
-        log.warning("config: %s is not read by Debezium 3 (removed in 2.x) and is ignored, as "
-                    "there: deletes and tombstones follow delete.tombstone.handling.mode", key)
-    try:
-        return ConnectorConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise ConfigError(_first_error(exc, source)) from None
-
-
-def _first_error(exc: ValidationError, source: str) -> str:
-    err = exc.errors()[0]
-    loc = err.get("loc", ())
-    key = str(loc[0]) if loc else "config"
-    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-    if err.get("type") == "missing":
-        message = "required setting is missing"
-    elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
-        message = f"{message} (got {err['input']!r})"
-    return f"{source}: {key}: {message}"
-
-
-def load_config(path: str | Path) -> ConnectorConfig:
-    """Read and validate a connector JSON file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:  # JSON is UTF-8 (RFC 8259); e.g. a Latin-1 password
-        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
-                          f"{exc.start}); save the file as UTF-8") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    return parse_config(document, source=str(p))
