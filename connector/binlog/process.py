@@ -123,11 +123,13 @@ def _child_main(fd: int) -> None:
     try:
         while not stopping.is_set():
             batch = queue.take(STATE_POLL)
-            if batch:
-                sender.send_batch(batch)
+            # The link's state first: the reader sets it before it queues a connection's
+            # first event, so the parent never has events of a link it believes down.
             if (reader.connected.is_set(), reader.reconnects) != link:
                 link = (reader.connected.is_set(), reader.reconnects)
                 conn.send(("connected", *link))
+            if batch:
+                sender.send_batch(batch)
             if queue.failure is not None and not len(queue):
                 conn.send(("fail", queue.failure))
                 break
