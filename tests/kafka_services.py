@@ -52,6 +52,16 @@ def kafka_libs() -> Path:
     return libs
 
 
+def new_cluster_id() -> str:
+    """A random cluster id as Kafka's `Uuid.randomUuid()` makes one: URL-safe base64 of 16
+    bytes, never starting with '-' (StorageTool's argument parser took one that did for an
+    option: one cluster start in 64 failed)."""
+    while True:
+        text = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
 def java() -> str:
     home = os.environ.get("JAVA_HOME")
     path = Path(home) / "bin" / "java" if home else shutil.which("java")
@@ -184,7 +194,7 @@ class Broker:
 
     def start(self) -> None:
         voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes)
-        cluster_id = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = new_cluster_id()
         for node in self.nodes:
             node.configure(voters, self.size)
         with ThreadPoolExecutor(len(self.nodes)) as pool:
