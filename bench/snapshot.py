@@ -60,6 +60,7 @@ from tests.workload import insert_sequence
 
 STEP = 50_000
 ROWS = scaled(20) * STEP
+COLUMNS = ("id", "v", "s", "d")  # big's, named as the connector's chunk SELECT names them
 WRITES_PER_SECOND = 1_000
 DB = "snap"
 TARGET_RATIO, TARGET_P99, TARGET_VS_DEBEZIUM = 0.8, 1.0, 3.0  # issue #11's targets
@@ -91,7 +92,7 @@ def plain_select(svc: Services, chunk: int | None) -> tuple[int, float]:
             else:
                 last: tuple[Any, ...] | None = None
                 while True:
-                    sql, params = chunk_query(DB, "big", ["id"], last, None, chunk)
+                    sql, params = chunk_query(DB, "big", COLUMNS, ["id"], last, None, chunk)
                     cur.execute(sql, params)
                     got = cur.fetchall()
                     if not got:

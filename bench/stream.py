@@ -118,9 +118,9 @@ def _run_many(cur: Any, statements: list[str]) -> None:
     statements.clear()
 
 
-def end_to_end(svc: Services, db: str, start: str, end: Position,
+def end_to_end(svc: Services, prefix: str, start: str, end: Position,
                **settings: Any) -> dict[str, Any]:
-    config = connector_config(svc, db, snapshot__mode="no_data", **settings)
+    config = connector_config(svc, prefix, snapshot__mode="no_data", **settings)
     seed_offsets(config, start)
     runner = EngineThread(config)
     began = time.monotonic()
@@ -202,9 +202,10 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     decoded, decode_s = decode_only(settings, 7001, flavour, start, end)
     decode_cpu = time.process_time() - decode_cpu
     e2e = end_to_end(svc, db, start, end)
-    # The same range again with exactly.once.support=required (offsets of its own).
-    eos = end_to_end(svc, db, start, end, **{"exactly.once.support": "required",
-                                             "offset.storage.topic": f"{db}-offsets-eos"})
+    # The same range again with exactly.once.support=required, under a topic prefix (and
+    # so topics and offsets) of its own.
+    eos = end_to_end(svc, f"{db}_eos", start, end, **{"exactly.once.support": "required",
+                                                      "database.include.list": db})
     raw = produce_only(e2e["config"], f"{db}.{db}.t")
     decoded2, decode2_s = decode_only(settings, 7002, flavour, start, end)
     library, library_s = decode_only(settings, 7003, flavour, start, end, library_frames)
