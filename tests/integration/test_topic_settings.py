@@ -1,5 +1,6 @@
 """Topics on Apache Kafka as Kafka Connect and Debezium create them, read back from the broker;
-an existing history topic that would lose or reorder DDL refused at start in one line."""
+an existing history topic that would lose or reorder DDL, and a lease session the broker's
+group settings refuse, each refused at start in one line."""
 
 from __future__ import annotations
 
@@ -83,3 +84,18 @@ def test_an_existing_history_topic_that_loses_ddl_exits_2_in_one_line(
     assert len(errors) == 1
     assert f"schema.history.internal.kafka.topic: {unique_name}-schema-history {reason}" \
         in errors[0]
+
+
+def test_a_lease_session_the_broker_refuses_exits_2_naming_the_setting(
+        mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+    """Apache Kafka refuses a group session under group.min.session.timeout.ms (6 s) at
+    JoinGroup; an instance waited as a standby forever before."""
+    doc = connector_document(mariadb, broker, unique_name, **{"ha.session.timeout.ms": "3000"})
+    conn = ConnectorProcess(doc, tmp_path)
+    conn.start()
+    assert conn.proc is not None
+    assert conn.proc.wait(60) == 2
+    errors = [line for line in conn.log().splitlines() if line.startswith("error:")]
+    assert errors == [("error: ha.session.timeout.ms: 3000 is outside the broker's "
+                       "group.min.session.timeout.ms .. group.max.session.timeout.ms (6000 .. "
+                       "1800000 unless the broker sets them)")]
