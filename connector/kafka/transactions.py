@@ -43,7 +43,7 @@ class TransactionalSink(Sink):
                  failure_mode: str = "fail", guard: SendGuard | None = None) -> None:
         super().__init__(transactional_settings(settings, transactional_id), failure_mode, guard)
         self.transactional_id = transactional_id
-        self.in_transaction = 0  # records sent since the last commit
+        self._committed_through = 0  # `produced` at the last commit
         self._open = False  # a transaction is begun and neither committed nor aborted
 
     def open(self, timeout: float) -> None:
@@ -57,10 +57,10 @@ class TransactionalSink(Sink):
         self._open = True
         log.info("exactly once: transactions as %s", self.transactional_id)
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None,
-             headers: list[tuple[str, str | bytes | None]] | None = None) -> None:
-        self.in_transaction += 1
-        super().send(topic, key, value, headers)
+    @property
+    def in_transaction(self) -> int:
+        """Records sent since the last commit (derived: `send` stays the Sink's own)."""
+        return self.produced - self._committed_through
 
     def commit(self, offsets: tuple[str, bytes, bytes, int], timeout: float) -> None:
         """Add the offsets record (topic, key, value, partition) and commit; DeliveryFailed
@@ -81,7 +81,7 @@ class TransactionalSink(Sink):
         except KafkaException as exc:
             self._open = False  # committed by nobody: aborted below, or the producer is dead
             self._failed(exc.args[0])
-        self.in_transaction = 0
+        self._committed_through = self.produced
         producer.begin_transaction()
         self._check()
 
