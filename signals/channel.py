@@ -90,15 +90,11 @@ def ensure_signal_topic(settings: dict[str, str], topic: str, timeout: float, *,
     partitions = _partition_count(admin, topic, timeout, where)
     if partitions is None:
         try:
-            create_topics(admin, {topic: TopicSpec(partitions=1)},
-                          max(1.0, deadline - time.monotonic()))
+            partitions = create_topics(admin, {topic: TopicSpec(partitions=1)},
+                                       max(1.0, deadline - time.monotonic()))[topic]
         except KafkaException as exc:
             raise SignalChannelError(f"cannot create signal topic {topic}: "
                                      f"{_kafka_reason(exc)}") from None
-        partitions = _partition_count(admin, topic, max(1.0, deadline - time.monotonic()),
-                                      where)
-        if partitions is None:
-            raise SignalChannelError(f"signal topic {topic} is missing after creating it")
     if partitions != 1:
         raise ConfigError(f"signal.kafka.topic: {topic} has {partitions} partitions; "
                           "the signal topic must have exactly one")

@@ -1,9 +1,11 @@
 """Creating the connector's topics as Kafka Connect does, and reading their settings.
 
 No broker auto-creation is assumed: every topic is created here with the partitions,
-replication factor and settings `topic_creation` gives it, then waited for until every
-broker's metadata shows it with a leader for each partition (a CreateTopics answer comes
-before the brokers' metadata caches have it).
+replication factor and settings `topic_creation` gives it, then waited for until the
+metadata shows it with a leader for each partition (a CreateTopics answer comes before the
+brokers' metadata caches have it). On a cluster each broker's cache catches up on its own,
+so a request right after may reach one that still answers UNKNOWN_TOPIC_OR_PART: the
+partition count seen at creation is kept, and reading a new topic's settings retries that.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from connector.kafka.topic_creation import TopicCreation, TopicSpec
 log = logging.getLogger(__name__)
 
 
-def create_topics(admin: AdminClient, specs: dict[str, TopicSpec], timeout: float) -> None:
-    """Create `specs`' topics (one that exists already is fine) and wait until they are
-    visible with a leader for every partition; KafkaException if the broker refuses."""
+def create_topics(admin: AdminClient, specs: dict[str, TopicSpec],
+                  timeout: float) -> dict[str, int]:
+    """Create `specs`' topics (one that exists already is fine), wait until they are visible
+    with a leader for every partition and return each one's partition count; KafkaException
+    if the broker refuses."""
     deadline = time.monotonic() + timeout
     futures = admin.create_topics(
         [NewTopic(t, s.partitions, s.replication_factor, config=dict(s.config))
@@ -43,24 +47,30 @@ def create_topics(admin: AdminClient, specs: dict[str, TopicSpec], timeout: floa
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
+    counts: dict[str, int] = {}
     for topic in specs:
-        while not _visible(admin, topic, max(0.1, deadline - time.monotonic())):
+        while not (count := _visible(admin, topic, max(0.1, deadline - time.monotonic()))):
             if time.monotonic() > deadline:
                 raise KafkaException(KafkaError(KafkaError._TIMED_OUT,
                                                 f"topic {topic} created but not in the "
                                                 f"metadata after {timeout:.0f}s"))
             time.sleep(0.05)
+        counts[topic] = count
+    return counts
 
 
 def _shown(count: int) -> str:
     return "the broker's default" if count < 0 else str(count)
 
 
-def _visible(admin: AdminClient, topic: str, timeout: float) -> bool:
+def _visible(admin: AdminClient, topic: str, timeout: float) -> int:
+    """The topic's partition count once one broker shows a leader for each, else 0."""
     meta = admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
     admin.poll(0)  # its log lines (an admin client's wait only for a poll)
-    return (meta is not None and meta.error is None and bool(meta.partitions)
-            and all(p.leader >= 0 for p in meta.partitions.values()))
+    if (meta is not None and meta.error is None and meta.partitions
+            and all(p.leader >= 0 for p in meta.partitions.values())):
+        return len(meta.partitions)
+    return 0
 
 
 class TopicAdmin:
@@ -71,9 +81,13 @@ class TopicAdmin:
         conf: dict[str, Any] = {**settings, "allow.auto.create.topics": False}
         self._admin = AdminClient(conf)
         self._known: set[str] = set()
+        self._created: dict[str, int] = {}
         self._creation = creation or TopicCreation()
 
     def partitions_of(self, topic: str, timeout: float = 10.0) -> int | None:
+        """The topic's partition count (as seen at creation for one created here)."""
+        if topic in self._created:
+            return self._created[topic]
         meta = self._admin.list_topics(topic=topic, timeout=timeout).topics.get(topic)
         self._admin.poll(0)
         if meta is None or meta.error is not None:
@@ -81,9 +95,20 @@ class TopicAdmin:
         return len(meta.partitions)
 
     def topic_configs(self, topic: str, timeout: float = 10.0) -> dict[str, str]:
-        """A topic's settings as the broker reports them (defaults included)."""
+        """A topic's settings as the broker reports them (defaults included); a topic
+        created here is asked again while a broker behind the controller does not know it."""
         resource = ConfigResource(ResourceType.TOPIC, topic)
-        entries = self._admin.describe_configs([resource])[resource].result(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                entries = self._admin.describe_configs([resource])[resource].result(
+                    max(0.5, deadline - time.monotonic()))
+                break
+            except KafkaException as exc:
+                unknown = exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                if not (unknown and topic in self._created) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         return {name: str(entry.value) for name, entry in entries.items()
                 if entry.value is not None}
 
@@ -96,6 +121,6 @@ class TopicAdmin:
         self._admin.poll(0)
         missing = [t for t in wanted if t not in existing]
         if missing:
-            create_topics(self._admin, {t: spec or self._creation.spec_for(t) for t in missing},
-                          timeout)
+            self._created.update(create_topics(
+                self._admin, {t: spec or self._creation.spec_for(t) for t in missing}, timeout))
         self._known.update(wanted)
