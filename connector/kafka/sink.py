@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -107,7 +108,7 @@ class Sink:
                                    "error_cb": self._on_error})
         self._failure_mode = failure_mode  # event.processing.failure.handling.mode
         self._max_bytes = int(settings.get("message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES))
-        self._produce = self._producer.produce  # bound once: called for every record
+        self._produce: Callable[..., None] = self._producer.produce  # bound once: per record
         self._next_seq = 0
         self._acked_through = -1
         self._closed: deque[_Epoch] = deque()
@@ -169,6 +170,11 @@ class Sink:
             self._guarded_at = now
         self._epoch.pending += 1
         self._next_seq += 1
+        self._hand_over(topic, key, value, headers)
+
+    def _hand_over(self, topic: str, key: bytes | None, value: bytes | None,
+                   headers: list[tuple[str, str | bytes | None]] | None) -> None:
+        """Queue a record counted in the current epoch with the producer."""
         while True:
             try:
                 if headers is None:

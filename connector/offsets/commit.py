@@ -67,26 +67,31 @@ class TransactionalCommitter:
         self._due = time.monotonic() + self._interval_s
 
     def commit(self, note: bool = True, leading_at: float | None = None) -> bool:
-        """Commit the open transaction if a boundary is due (always when `note` is from a
-        start, a pause or a shutdown: `leading_at` None); True if committed."""
-        if leading_at is not None:
-            self._leadership.check(leading_at)
-            if time.monotonic() < self._due:
-                return False
-        return self._commit()
+        """Commit the open transaction if a boundary is due, in the background; at a start,
+        a pause or a shutdown (`leading_at` None) always, and wait for it. True if begun."""
+        if leading_at is None:
+            return self._commit(wait=True)
+        self._leadership.check(leading_at)
+        if time.monotonic() < self._due:
+            self._sink.settle(wait=False)
+            return False
+        return self._commit(wait=False)
 
     def transaction_end(self) -> None:
         """A source transaction ended: its own Kafka transaction with `connector`."""
         if self._per_transaction:
-            self._commit()
+            self._commit(wait=False)
 
-    def _commit(self) -> bool:
+    def _commit(self, wait: bool) -> bool:
+        if wait:
+            self._sink.settle(wait=True)
         if self._source_open():
             return False
         state = self._state()
-        if not self._sink.in_transaction and state == self._offsets.committed:
+        if not self._sink.in_transaction and (self._sink.committing
+                                              or state == self._offsets.committed):
             return False
-        self._sink.commit(self._offsets.record(state), COMMIT_TIMEOUT_S)
-        self._offsets.committed_in_transaction(state)
+        self._sink.commit(self._offsets.record(state), COMMIT_TIMEOUT_S,
+                          lambda: self._offsets.committed_in_transaction(state), wait=wait)
         self._due = time.monotonic() + self._interval_s
         return True

@@ -116,11 +116,41 @@ def test_a_second_producer_of_the_transactional_id_fences_the_first(
     new.send(topic, b"k", b"from the new leader")
     with pytest.raises(DeliveryFailed, match=f"another instance took transactional.id {tid}") \
             as refused:
-        old.commit((topic, b"offsets", b"old", 0), 30)
+        old.commit((topic, b"offsets", b"old", 0), 30, wait=True)
     assert refused.value.restart
-    new.commit((topic, b"offsets", b"new", 0), 30)
+    new.commit((topic, b"offsets", b"new", 0), 30, wait=True)
     assert [(m.key(), m.value()) for m in consume_all(broker.bootstrap, topic)] == [
         (b"k", b"from the new leader"), (b"offsets", b"new")]
+
+
+def test_records_sent_while_a_commit_is_in_flight_go_in_the_next_transaction(
+        broker: Broker, unique_name: str) -> None:
+    """The commit runs beside the engine: what is sent meanwhile (here while the broker is
+    frozen, so the commit cannot end) is held, then produced in the next transaction, in
+    order, after the offsets record of the one before."""
+    topic = f"{unique_name}.records"
+    create_topic(broker.bootstrap, topic, 1)
+    sink = TransactionalSink({"bootstrap.servers": broker.bootstrap}, f"gtidmark-{unique_name}-0")
+    sink.open(30)
+    committed: list[bytes] = []
+    first = [b"a%d" % i for i in range(3000)]
+    second = [b"b%d" % i for i in range(3000)]
+    for value in first:
+        sink.send(topic, b"k", value)
+    broker.pause()
+    try:
+        sink.commit((topic, b"offsets", b"a", 0), 30, lambda: committed.append(b"a"))
+        for value in second:
+            sink.send(topic, b"k", value)
+        sink.poll(0)
+        assert sink.committing and not committed
+        assert sink.in_transaction == len(second)
+    finally:
+        broker.resume()
+    sink.commit((topic, b"offsets", b"b", 0), 30, lambda: committed.append(b"b"), wait=True)
+    assert committed == [b"a", b"b"] and not sink.committing
+    got = [m.value() for m in consume_all(broker.bootstrap, topic)]
+    assert got == [*first, b"a", *second, b"b"]
 
 
 def test_a_frozen_leader_and_a_broker_restart_leave_every_change_exactly_once(

@@ -179,14 +179,15 @@ BACKTRACKERS = [r"(a+)+$", r"(a|a)*$", r"(.|.)*[bc]", r"(.*){1,100}[bc]",
 def test_matching_against_table_names_is_bounded_in_time(pattern: str, db: int, table: int,
                                                          letter: str) -> None:
     """Names are at most 64 + 1 + 64 characters, yet `(a|a)*$` takes minutes on them: the
-    match timeout, not the name's length, is what bounds it."""
+    match timeout, not the name's length, is what bounds it. The margin is for a loaded
+    machine's scheduling (0.34 s seen with two cores busy), far under minutes."""
     name = letter * db + "." + letter * table
     started = time.perf_counter()
     try:
         collection_matches(pattern, name)
     except PatternTooSlow:
         pass
-    assert time.perf_counter() - started < MATCH_TIMEOUT_S + 0.2
+    assert time.perf_counter() - started < MATCH_TIMEOUT_S + 2.0
 
 
 def bomb_signal(where: str) -> dict[str, Any]:
