@@ -18,7 +18,9 @@ from connector.leadership.fencing import Leadership
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 
-COMMIT_TIMEOUT_S = 60.0  # a transaction's commit, retried within it while retriable
+COMMIT_TIMEOUT_S = 60.0
+QUICK_COMMIT_IN_FLIGHT = 1_000
+MAX_DEFER_S = 0.5  # a transaction's commit, retried within it while retriable
 
 
 class Committer:
@@ -65,6 +67,7 @@ class TransactionalCommitter:
         self._interval_s = interval_s if boundary == "interval" else 0.0
         self._source_open = source_open
         self._due = time.monotonic() + self._interval_s
+        self._began = time.monotonic()
 
     def commit(self, note: bool = True, leading_at: float | None = None) -> bool:
         """Commit the open transaction if a boundary is due, in the background; at a start,
@@ -85,13 +88,16 @@ class TransactionalCommitter:
     def _commit(self, wait: bool) -> bool:
         if wait:
             self._sink.settle(wait=True)
+        elif self._sink.committing or (self._sink.in_flight() > QUICK_COMMIT_IN_FLIGHT
+                                       and time.monotonic() < self._began + MAX_DEFER_S):
+            return False  # a boundary reached while a commit runs: the next pass takes it
         if self._source_open():
             return False
         state = self._state()
-        if not self._sink.in_transaction and (self._sink.committing
-                                              or state == self._offsets.committed):
+        if not self._sink.in_transaction and state == self._offsets.committed:
             return False
         self._sink.commit(self._offsets.record(state), COMMIT_TIMEOUT_S,
                           lambda: self._offsets.committed_in_transaction(state), wait=wait)
-        self._due = time.monotonic() + self._interval_s
+        self._began = time.monotonic()
+        self._due = self._began + self._interval_s
         return True
