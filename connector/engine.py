@@ -58,6 +58,7 @@ log = logging.getLogger("gtidmark")
 CHECKPOINT_INTERVAL = 0.2  # how often the state is noted; it is written once acked
 PROGRESS_INTERVAL = 1.0
 SIGNAL_INTERVAL = 0.2
+COMMIT_PENDING_WAIT = 0.005  # the idle wait while an exactly-once commit is due or running
 FLUSH_TIMEOUT = 60.0
 STEPPED_DOWN = -1  # Engine.run: leadership lost; the instance goes back to standby
 START_RETRY_S = 5.0
@@ -283,8 +284,9 @@ class Engine:
         while not self.stopping.is_set():
             if self.control is not None and self._control_step():
                 continue
-            busy = self.snapshots.wants_cpu()
-            batch = self.queue.take(0.0 if busy else 0.1)
+            idle_wait = 0.0 if self.snapshots.wants_cpu() else (
+                COMMIT_PENDING_WAIT if self.committer.commit_pending else 0.1)
+            batch = self.queue.take(idle_wait)
             if self.queue.failure is not None:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:

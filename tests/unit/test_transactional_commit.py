@@ -143,3 +143,17 @@ def test_no_boundary_falls_inside_a_source_transaction_sent_in_pieces() -> None:
     s.gtids = "0-1-2"
     s.committer.transaction_end()
     assert committed_gtids(s.sink) == ["0-1-2"]
+
+
+def test_the_engine_is_told_to_come_back_soon_only_while_a_commit_is_due_or_running() -> None:
+    s = Setup()
+    assert not s.committer.commit_pending
+    s.sent(3, "0-1-2")
+    assert s.committer.commit_pending  # poll: due at once
+    assert s.boundary()
+    assert s.committer.commit_pending  # running
+    s.sink.end_commit()
+    assert not s.committer.commit_pending
+    interval = Setup(boundary="interval")
+    interval.sent(3, "0-1-2")
+    assert not interval.committer.commit_pending  # due in a minute: the idle wait is fine
