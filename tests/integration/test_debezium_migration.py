@@ -1,7 +1,9 @@
 """Migration from Debezium: gtidmark started on the offsets topic Debezium's own MySQL
-connector wrote (same name and prefix, Kafka Connect's KafkaOffsetBackingStore on our
-broker) picks up where Debezium stopped. The rows come from both: Debezium's records up
-to its stop, gtidmark's topics after; together they must equal the primary."""
+connector wrote (same name and prefix) picks up where Debezium stopped: mid-stream from a
+Kafka Connect worker's own offsets topic (gtidmark given its `offset.storage.topic`), and
+mid-snapshot from the embedded engine's KafkaOffsetBackingStore on our broker. The rows come
+from both: Debezium's records up to its stop, gtidmark's topics after; together they must
+equal the primary."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from connector.gtid import MariaDbGtidPos
 from connector.kafka.partitioner import key_partition
 from connector.offsets.store import read_committed
 from connector.settings.parse import parse_config
+from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import (
     SourcePair,
     connector_document,
@@ -70,6 +73,27 @@ def debezium(pair: SourcePair, broker: Broker, doc: dict[str, Any], workdir: Pat
         }), workdir)
 
 
+def debezium_on_worker(worker: ConnectWorker, pair: SourcePair, doc: dict[str, Any],
+                       workdir: Path, **extra: str) -> DebeziumOnConnect:
+    """Debezium's MySQL connector on the worker under gtidmark's name and prefix (not
+    started); `extra` properties are named with `__` for dots."""
+    db = doc["config"]["topic.prefix"]
+    return DebeziumOnConnect(worker, mysql_properties(pair, db, workdir, **{
+        "name": doc["name"], "database.include.list": doc["config"]["database.include.list"],
+        **{k.replace("__", "."): v for k, v in extra.items()}}),
+        lambda topic: topic.startswith(f"{db}."))
+
+
+def worker_offsets(worker: ConnectWorker, doc: dict[str, Any]) -> dict[str, Any]:
+    """The last offsets value of the connector's key in the worker's offsets topic."""
+    key = json.dumps([doc["name"], {"server": doc["config"]["topic.prefix"]}],
+                     separators=(",", ":"))
+    values = [value for k, value in worker.offsets_records() if k == key]
+    assert values and values[-1] is not None, values
+    found: dict[str, Any] = json.loads(values[-1])
+    return found
+
+
 def create_snap(pair: MariaDbPair, db: str, rows: int, key_type: str = "INT") -> None:
     """`db`.snap with rows 1..`rows`, for Debezium to snapshot."""
     pair.primary.execute(f"CREATE DATABASE {db}")
@@ -101,11 +125,14 @@ def lost_rows(pair: SourcePair, broker: Broker, db: str,
 
 
 def test_gtidmark_resumes_from_debeziums_streaming_offsets(
-        dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
+        dbz_mariadb: MariaDbPair, broker: Broker, connect_worker: ConnectWorker,
+        unique_name: str, tmp_path: Path) -> None:
+    """Debezium on the Connect worker, then gtidmark given the worker's offsets topic."""
     db = unique_name
     workload = synced_workload(dbz_mariadb, db, seed=53)
-    doc = connector_document(dbz_mariadb, broker, db)
-    dbz = debezium(dbz_mariadb, broker, doc, tmp_path / "dbz")
+    doc = connector_document(dbz_mariadb, broker, db,
+                             offset__storage__topic=connect_worker.offsets_topic)
+    dbz = debezium_on_worker(connect_worker, dbz_mariadb, doc, tmp_path / "dbz")
     dbz.start()
     try:
         workload.run(300, add_column_at=None)
@@ -115,7 +142,8 @@ def test_gtidmark_resumes_from_debeziums_streaming_offsets(
     finally:
         assert dbz.stop() == 0
     key = json.dumps([doc["name"], {"server": db}], separators=(",", ":")).encode()
-    written = [m for m in consume_all(broker.bootstrap, f"{db}-offsets") if m.key() == key]
+    written = [m for m in consume_all(broker.bootstrap, connect_worker.offsets_topic)
+               if m.key() == key]
     assert {m.partition() for m in written} == {key_partition(key, OFFSETS_PARTITIONS)}
     raw = json.loads(written[-1].value())
     # Debezium's MySQL connector gets no GTIDs from MariaDB: file/pos only
