@@ -213,30 +213,35 @@ class DebeziumOnConnect:
     """Debezium's MySQL connector on the worker, its records read back from Kafka.
 
     gtidmark writes the same topic names on the same broker, so Connect's RegexRouter, last
-    in the chain, puts Debezium's under `dbz.` (the records themselves unchanged); its schema
+    in the chain, puts Debezium's under `dbz.` unless told otherwise (the records themselves
+    unchanged); its schema
     history is Kafka's (`schema.history.internal.kafka.topic`), as Connect users run it.
     The methods are tests/debezium_runner.py's DebeziumProcess's, for the same callers.
     """
 
-    ROUTE = "dbz."
-
     def __init__(self, worker: ConnectWorker, properties: dict[str, str],
-                 topics: Callable[[str], bool]) -> None:
+                 topics: Callable[[str], bool], route: str = "dbz.") -> None:
+        """`route` "" leaves the topic names as Debezium makes them (a migration's)."""
         self.worker = worker
+        self.route = route
         self.name = properties["name"]
         self.topics = topics  # which of Debezium's topics (names without `dbz.`) to read
         self.history_topic = f"{properties['topic.prefix']}-debezium-schema-history"
         config = {k: v for k, v in properties.items() if k not in ENGINE_ONLY and k != "name"}
-        chain = [t for t in config.get("transforms", "").split(",") if t]
         config.update({
             "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory",
             "schema.history.internal.kafka.topic": self.history_topic,
             "schema.history.internal.kafka.bootstrap.servers": worker.bootstrap,
-            "transforms": ",".join([*chain, "dbzroute"]),
-            "transforms.dbzroute.type": "org.apache.kafka.connect.transforms.RegexRouter",
-            "transforms.dbzroute.regex": "(.*)",
-            "transforms.dbzroute.replacement": f"{self.ROUTE}$1",
         })
+        self.connector_json = dict(config)  # as a Connect user has it: no test routing
+        if route:
+            chain = [t for t in config.get("transforms", "").split(",") if t]
+            config.update({
+                "transforms": ",".join([*chain, "dbzroute"]),
+                "transforms.dbzroute.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.dbzroute.regex": "(.*)",
+                "transforms.dbzroute.replacement": f"{route}$1",
+            })
         self.config = config
         self.log_from = 0
 
@@ -274,8 +279,8 @@ class DebeziumOnConnect:
 
     def records(self) -> list[dict[str, Any]]:
         names = sorted(t for t in list_topics(self.worker.bootstrap)
-                       if t.startswith(self.ROUTE) and self.topics(t.removeprefix(self.ROUTE)))
-        return json_records(self.worker.bootstrap, names, strip=self.ROUTE)
+                       if t.startswith(self.route) and self.topics(t.removeprefix(self.route)))
+        return json_records(self.worker.bootstrap, names, strip=self.route)
 
     def wait_records(self, predicate: Callable[[list[dict[str, Any]]], bool],
                      timeout: float = 120, what: str = "Debezium records") -> list[Any]:

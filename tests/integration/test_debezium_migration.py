@@ -20,6 +20,7 @@ from connector.offsets.store import read_committed
 from connector.settings.parse import parse_config
 from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import (
+    QUICK_LEASE,
     SourcePair,
     connector_document,
     decode_row,
@@ -74,14 +75,15 @@ def debezium(pair: SourcePair, broker: Broker, doc: dict[str, Any], workdir: Pat
 
 
 def debezium_on_worker(worker: ConnectWorker, pair: SourcePair, doc: dict[str, Any],
-                       workdir: Path, **extra: str) -> DebeziumOnConnect:
+                       workdir: Path, route: str = "dbz.", **extra: str) -> DebeziumOnConnect:
     """Debezium's MySQL connector on the worker under gtidmark's name and prefix (not
-    started); `extra` properties are named with `__` for dots."""
+    started), its topics renamed by `route`; `extra` properties are named with `__` for
+    dots."""
     db = doc["config"]["topic.prefix"]
     return DebeziumOnConnect(worker, mysql_properties(pair, db, workdir, **{
         "name": doc["name"], "database.include.list": doc["config"]["database.include.list"],
         **{k.replace("__", "."): v for k, v in extra.items()}}),
-        lambda topic: topic.startswith(f"{db}."))
+        lambda topic: topic.startswith(f"{db}."), route)
 
 
 def worker_offsets(worker: ConnectWorker, doc: dict[str, Any]) -> dict[str, Any]:
@@ -127,20 +129,24 @@ def lost_rows(pair: SourcePair, broker: Broker, db: str,
 def test_gtidmark_resumes_from_debeziums_streaming_offsets(
         dbz_mariadb: MariaDbPair, broker: Broker, connect_worker: ConnectWorker,
         unique_name: str, tmp_path: Path) -> None:
-    """Debezium on the Connect worker, then gtidmark given the worker's offsets topic."""
-    db = unique_name
-    workload = synced_workload(dbz_mariadb, db, seed=53)
-    doc = connector_document(dbz_mariadb, broker, db,
-                             offset__storage__topic=connect_worker.offsets_topic)
-    dbz = debezium_on_worker(connect_worker, dbz_mariadb, doc, tmp_path / "dbz")
+    """Debezium on the Connect worker, stopped; then gtidmark started with the connector
+    JSON the worker ran and the worker's bootstrap.servers and offset.storage.topic, as a
+    Connect user migrates, writing on in Debezium's topics and schema history."""
+    pair, db = dbz_mariadb, unique_name
+    workload = synced_workload(pair, db, seed=53)
+    dbz = debezium_on_worker(connect_worker, pair, {"name": f"{db}-connector", "config": {
+        "topic.prefix": db, "database.include.list": db}}, tmp_path / "dbz", route="")
     dbz.start()
     try:
         workload.run(300, add_column_at=None)
-        dbz_mariadb.wait_synced()
-        dbz.wait_records(lambda rs: lost_rows(dbz_mariadb, broker, db, rs) == 0, 180,
+        pair.wait_synced()
+        dbz.wait_records(lambda _: lost_rows(pair, broker, db, []) == 0, 180,
                          "Debezium to stream the first changes")
     finally:
         assert dbz.stop() == 0
+    doc = {"name": dbz.name, "config": {
+        **dbz.connector_json, "bootstrap.servers": connect_worker.bootstrap,
+        "offset.storage.topic": connect_worker.offsets_topic, **QUICK_LEASE}}
     key = json.dumps([doc["name"], {"server": db}], separators=(",", ":")).encode()
     written = [m for m in consume_all(broker.bootstrap, connect_worker.offsets_topic)
                if m.key() == key]
@@ -150,15 +156,17 @@ def test_gtidmark_resumes_from_debeziums_streaming_offsets(
     assert "gtids" not in raw and {"file", "pos", "server_id", "ts_sec"} <= raw.keys(), raw
     stored = read_committed(parse_config(doc))
     assert stored is not None and (stored.file, stored.pos) == (raw["file"], raw["pos"])
+    history = len(consume_all(broker.bootstrap, dbz.history_topic))
     workload.run(600, add_column_at=None)  # while neither runs
     with streaming_connector(doc, tmp_path, timeout=120) as conn:
         workload.run(200, add_column_at=None)
         workload.close()
-        dbz_mariadb.wait_synced()
-        wait_for(lambda: lost_rows(dbz_mariadb, broker, db, dbz.records()) == 0, 180,
+        pair.wait_synced()
+        wait_for(lambda: lost_rows(pair, broker, db, []) == 0, 180,
                  "gtidmark to carry on where Debezium stopped", interval=1.0)
         assert conn.stop() == 0
     assert "offsets written by Debezium" in conn.log()
+    assert len(consume_all(broker.bootstrap, dbz.history_topic)) == history  # no DDL since
 
 
 class WritableReplica(MariaDb):
