@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,15 +277,18 @@ class DebeziumOnConnect:
         self._wait(lambda: self.engine_log().count(text) >= count, timeout,
                    f"Debezium log line {text!r}" + (f" {count} times" if count > 1 else ""))
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self, only: Collection[str] | None = None) -> list[dict[str, Any]]:
+        """Debezium's records so far; `only` these topics (names without the route)."""
         names = sorted(t for t in list_topics(self.worker.bootstrap)
-                       if t.startswith(self.route) and self.topics(t.removeprefix(self.route)))
+                       if t.startswith(self.route) and self.topics(t.removeprefix(self.route))
+                       and (only is None or t.removeprefix(self.route) in only))
         return json_records(self.worker.bootstrap, names, strip=self.route)
 
     def wait_records(self, predicate: Callable[[list[dict[str, Any]]], bool],
-                     timeout: float = 120, what: str = "Debezium records") -> list[Any]:
+                     timeout: float = 120, what: str = "Debezium records",
+                     only: Collection[str] | None = None) -> list[Any]:
         def check() -> list[dict[str, Any]] | None:
-            found = self.records()
+            found = self.records(only)
             return found if predicate(found) else None
         result: list[dict[str, Any]] = self._wait(check, timeout, what)
         return result
