@@ -245,10 +245,23 @@ class DebeziumOnConnect:
         self.config = config
         self.log_from = 0
 
+    def create_stopped(self) -> None:
+        """POST the connector in the STOPPED state (KIP-980): the worker reads its offsets
+        (GET .../offsets), no task runs."""
+        self.worker.call_ok("POST", "/connectors", {"name": self.name, "config": self.config,
+                                                    "initial_state": "STOPPED"})
+        wait_for(lambda: self.worker.rest.get(f"/connectors/{self.name}/status").body[
+            "connector"]["state"] == "STOPPED", 60, f"connector {self.name} STOPPED", 0.2)
+
     def start(self, ready: str | None = STREAMING_STARTED, timeout: float = 180) -> None:
-        """Create the connector; wait until the worker's log shows `ready` for it."""
+        """Create the connector (or resume it when it was created stopped); wait until the
+        worker's log shows `ready` for it."""
         self.log_from = self.worker.log.stat().st_size if self.worker.log.exists() else 0
-        self.worker.create(self.name, self.config)
+        if self.worker.rest.get(f"/connectors/{self.name}").status == 200:
+            self.worker.call_ok("PUT", f"/connectors/{self.name}/resume")
+            self.worker.wait_running(self.name)
+        else:
+            self.worker.create(self.name, self.config)
         if ready is not None:
             self.wait_log(ready, timeout)
 

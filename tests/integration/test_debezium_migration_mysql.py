@@ -93,6 +93,9 @@ def test_debezium_resumes_from_gtidmarks_mysql_offsets(
     # from the tables (its documented way), then it streams from gtidmark's GTID set.
     dbz = debezium_on_worker(connect_worker, mysql, doc, tmp_path / "dbz",
                              snapshot__mode="recovery")
+    dbz.create_stopped()
+    # Connect's own REST API reads gtidmark's record as the connector's offsets.
+    assert connect_worker.offsets(dbz.name) == [{"partition": {"server": db}, "offset": ours}]
     dbz.start()
     try:
         workload.run(200, add_column_at=None)
