@@ -2,9 +2,9 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup apt mysql-root kafka-jars test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root kafka-jars connect-jars test test-unit demo lint typecheck bench clean
 
-setup: apt mysql-root $(STAMP) jars kafka-jars
+setup: apt mysql-root $(STAMP) jars kafka-jars connect-jars
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service
@@ -44,6 +44,12 @@ jars: $(STAMP)
 # Apache Kafka 4.4 (KRaft) for the tests, the demo and the bench, from Maven Central.
 kafka-jars: apt
 	@scripts/maven-jars kafka
+
+# A Kafka Connect 4.3 worker and Debezium 3.6.1's MySQL connector as its plugin (a directory
+# of the worker's plugin.path), for the tests that hold gtidmark against Debezium on Connect.
+connect-jars: apt
+	@scripts/maven-jars connect
+	@scripts/maven-jars connect-plugins/debezium-mysql
 
 test: setup
 	$(PY) -m mypy

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.connect_services import ConnectWorker
 from tests.connector_tools import ConnectorProcess
 from tests.debezium_runner import DEBEZIUM_SERVER_VERSION
 from tests.kafka_services import Broker
@@ -26,7 +27,8 @@ settings.register_profile("gtidmark", deadline=None)
 settings.load_profile("gtidmark")
 
 
-def _start_or_fail(service: MariaDbPair | MySqlPair | Broker, what: str) -> None:
+def _start_or_fail(service: MariaDbPair | MySqlPair | Broker | ConnectWorker,
+                   what: str) -> None:
     try:
         service.start()
     except (ServiceError, OSError) as exc:
@@ -93,6 +95,16 @@ def broker(services_dir: Path) -> Iterator[Broker]:
     yield b
     b.resume()
     b.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_worker(broker: Broker, services_dir: Path) -> Iterator[ConnectWorker]:
+    """A Kafka Connect worker with Debezium's MySQL connector on the session's broker,
+    started by the first test that asks for it; its connectors are the tests' to delete."""
+    worker = ConnectWorker(services_dir, broker.bootstrap)
+    _start_or_fail(worker, "Kafka Connect worker")
+    yield worker
+    worker.stop()
 
 
 @pytest.fixture

@@ -71,6 +71,30 @@ def consume_all(bootstrap: str, topic: str, timeout: float = 30.0) -> list[Messa
         consumer.close()
 
 
+def header_value(raw: bytes | None) -> Any:
+    """A header as tests/debezium_runner.py reads Debezium's: JSON, else its text."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def json_records(bootstrap: str, topics: list[str], strip: str = "") -> list[dict[str, Any]]:
+    """Every record of `topics`, JSON key and value parsed, as tests/debezium_runner.py
+    writes Debezium's; `strip` is taken off the front of the topic names."""
+    out: list[dict[str, Any]] = []
+    for topic in topics:
+        for msg in consume_all(bootstrap, topic):
+            headers = [(k, header_value(v)) for k, v in (msg.headers() or [])]
+            out.append({"topic": topic.removeprefix(strip),
+                        "key": json.loads(msg.key()) if msg.key() else None,
+                        "value": json.loads(msg.value()) if msg.value() else None,
+                        "headers": dict(headers), "header_list": headers})
+    return out
+
+
 def produce(bootstrap: str, topic: str, items: list[tuple[bytes | None, bytes | None]]) -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     for key, value in items:

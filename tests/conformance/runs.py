@@ -1,4 +1,5 @@
-"""One conformance run per server flavour: Debezium 3.6.3 and `gtidmark run` side by side.
+"""One conformance run per server flavour: Debezium 3.6.1 on a Kafka Connect 4.4 worker and
+`gtidmark run` side by side, both producing to the suite's broker and read back from it.
 
 MariaDB: a replica reporting MySQL 5.7.19 (`dbz_mariadb`); Debezium reads the snapshot
 tables with its blocking initial snapshot (its incremental one cannot run there: README
@@ -7,7 +8,7 @@ both read the snapshot tables with their read-only incremental snapshots, starte
 same `execute-snapshot` messages on the one Kafka signal topic both listen to (the key is
 the shared `topic.prefix`), Debezium's windows moved on by transactions on a database
 neither captures (`_debezium_snapshot`). Then the scripted statements stream through both.
-One Debezium start per flavour.
+One Debezium start per flavour, on the session's one worker (tests/connect_services.py).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.conformance import mysql_scenarios, scenarios
 from tests.conformance.compare import Record
+from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
-from tests.debezium_runner import DebeziumProcess, mysql_properties
+from tests.debezium_runner import mysql_properties
 from tests.kafka_services import Broker
-from tests.kafka_tools import consume_all, create_topic, list_topics
+from tests.kafka_tools import consume_all, create_topic, json_records, list_topics
 from tests.services import ServiceError
 
 # skipped.operations none: TRUNCATE TABLE (scenarios.STREAMING) is sent as an op=t record.
@@ -97,27 +99,14 @@ def run_sql(pair: SourcePair, db: str, statements: list[Any]) -> None:
         conn.close()
 
 
-def header_value(raw: bytes | None) -> Any:
-    """A header as tests/debezium_runner.py reads Debezium's: JSON, else its text."""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
+def in_run(db: str, topic: str) -> bool:
+    """The run's topics: schema changes, change topics, transactions, heartbeats."""
+    return topic in (db, f"__debezium-heartbeat.{db}") or topic.startswith(f"{db}.")
 
 
 def kafka_records(broker: Broker, db: str) -> list[Record]:
-    out: list[Record] = []
-    for topic in sorted(list_topics(broker.bootstrap)):
-        if not (topic == db or topic.startswith(f"{db}.") or topic.endswith(f".{db}")):
-            continue
-        for msg in consume_all(broker.bootstrap, topic):
-            headers = [(k, header_value(v)) for k, v in (msg.headers() or [])]
-            out.append({"topic": topic, "key": json.loads(msg.key()) if msg.key() else None,
-                        "value": json.loads(msg.value()) if msg.value() else None,
-                        "headers": dict(headers), "header_list": headers})
-    return out
+    return json_records(broker.bootstrap, sorted(t for t in list_topics(broker.bootstrap)
+                                                 if in_run(db, t)))
 
 
 def has_done(db: str, records: list[Record]) -> bool:
@@ -142,7 +131,7 @@ def _reads(records: list[Record], topic: str) -> int:
 TICK = "tick"  # a database neither connector captures
 
 
-def _debezium_snapshot(dbz: DebeziumProcess, pair: SourcePair, db: str, tables: list[str],
+def _debezium_snapshot(dbz: DebeziumOnConnect, pair: SourcePair, db: str, tables: list[str],
                        started: int) -> None:
     """Debezium's read-only incremental snapshot of `tables`, to its last `r` record.
 
@@ -158,7 +147,7 @@ def _debezium_snapshot(dbz: DebeziumProcess, pair: SourcePair, db: str, tables: 
     rows = {f"{db}.{db}.{name}": _row_count(pair, db, name) for name in tables}
     deadline = time.monotonic() + 120
     while True:
-        records = dbz.records()
+        records = dbz.records(rows)
         if all(_reads(records, topic) >= n for topic, n in rows.items()):
             return
         if time.monotonic() > deadline:
@@ -179,7 +168,8 @@ def _wait_ours(ours: ConnectorProcess, broker: Broker, db: str, timeout: float) 
         time.sleep(0.5)
 
 
-def conformance_run(pair: SourcePair, broker: Broker, work: Path, t: Target) -> Run:
+def conformance_run(pair: SourcePair, broker: Broker, worker: ConnectWorker, work: Path,
+                    t: Target) -> Run:
     db = t.db
     pair.primary.execute(f"CREATE DATABASE {db} CHARACTER SET utf8mb4")
     pair.primary.execute(f"CREATE DATABASE IF NOT EXISTS {TICK}")
@@ -187,9 +177,9 @@ def conformance_run(pair: SourcePair, broker: Broker, work: Path, t: Target) -> 
                          "at DATETIME(6))")
     run_sql(pair, db, t.setup)
     pair.wait_synced()
-    dbz = DebeziumProcess(mysql_properties(
+    dbz = DebeziumOnConnect(worker, mysql_properties(
         pair, db, work / "debezium", **{"database.include.list": db, **SETTINGS, **t.both,
-                                        **t.debezium}), work / "debezium")
+                                        **t.debezium}), lambda topic: in_run(db, topic))
     # Any connector.class works: the flavour comes from the server.
     doc = connector_document(pair, broker, db, **{
         "connector.class": "io.debezium.connector.mysql.MySqlConnector", **SETTINGS, **t.both})
@@ -211,16 +201,15 @@ def conformance_run(pair: SourcePair, broker: Broker, work: Path, t: Target) -> 
                 _debezium_snapshot(dbz, pair, db, tables, started)
                 started += len(tables)
         run_sql(pair, db, t.streaming)
-        debezium = dbz.wait_records(lambda rs: has_done(db, rs), 180,
-                                    "Debezium to see the last statement")
+        dbz.wait_records(lambda rs: has_done(db, rs), 180, "Debezium to see the last statement",
+                         only=(f"{db}.{db}.done", f"{db}.transaction"))
+        debezium = dbz.records()
         _wait_ours(ours, broker, db, 180)
     finally:
         dbz.stop()
         if ours.proc is not None:
             ours.stop()
-    history_file = work / "debezium" / "schema-history.dat"
-    result = Run(db, t.flavour, debezium, kafka_records(broker, db),
-                 [json.loads(line) for line in history_file.read_text().splitlines() if line],
+    result = Run(db, t.flavour, debezium, kafka_records(broker, db), dbz.history(),
                  [json.loads(m.value()) for m in consume_all(broker.bootstrap,
                                                              f"{db}-schema-history")])
     (work / "ours.jsonl").write_text("".join(json.dumps(r) + "\n" for r in result.ours))

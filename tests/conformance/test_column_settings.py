@@ -1,6 +1,7 @@
 """Masks, hashes, truncation, source-type propagation, column include list, message key and
-skipped deletes: gtidmark against Debezium 3.6.3 with the same settings (column_settings.py),
-record for record: snapshot reads, streamed changes, transaction metadata."""
+skipped deletes: gtidmark against Debezium 3.6.1 on Kafka Connect with the same settings
+(column_settings.py), record for record: snapshot reads, streamed changes, transaction
+metadata."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from tests.conformance.column_settings import DB, column_settings_target
 from tests.conformance.compare import Record, by_topic, compare_sequences
 from tests.conformance.runs import Run, conformance_run
+from tests.connect_services import ConnectWorker
 from tests.kafka_services import Broker
 from tests.services import MariaDbPair
 
@@ -20,10 +22,10 @@ READ_MASKS = ("source.ts_ms", "source.ts_us", "source.ts_ns", "source.file", "so
 
 
 @pytest.fixture(scope="module")
-def run(dbz_mariadb: MariaDbPair, broker: Broker,
+def run(dbz_mariadb: MariaDbPair, broker: Broker, connect_worker: ConnectWorker,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     work = tmp_path_factory.mktemp("conformance-columns")
-    yield conformance_run(dbz_mariadb, broker, work, column_settings_target())
+    yield conformance_run(dbz_mariadb, broker, connect_worker, work, column_settings_target())
 
 
 def _changes(records: list[Record], op_read: bool) -> dict[str, list[Record]]:

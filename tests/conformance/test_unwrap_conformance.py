@@ -1,4 +1,5 @@
-"""transforms=unwrap and converters keeping nulls, against Debezium 3.6.3 (unwrap_run.py)."""
+"""transforms=unwrap and converters keeping nulls, against Debezium 3.6.1 on Kafka Connect
+(unwrap_run.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ import pytest
 
 from tests.conformance.compare import Record, by_topic, compare_sequences
 from tests.conformance.unwrap_run import HEADER_PREFIX, UnwrapRun, unwrap_run
+from tests.connect_services import ConnectWorker
 from tests.kafka_services import Broker
 from tests.services import MariaDbPair
 
 
 @pytest.fixture(scope="module")
-def run(dbz_mariadb: MariaDbPair, broker: Broker,
+def run(dbz_mariadb: MariaDbPair, broker: Broker, connect_worker: ConnectWorker,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[UnwrapRun]:
-    yield unwrap_run(dbz_mariadb, broker, tmp_path_factory.mktemp("conformance-unwrap"))
+    yield unwrap_run(dbz_mariadb, broker, connect_worker,
+                     tmp_path_factory.mktemp("conformance-unwrap"))
 
 
 def _assert_same(problems: list[str]) -> None:

@@ -1,10 +1,11 @@
 """One more conformance run, MariaDB only: ExtractNewRecordState and converters keeping nulls.
 
-Debezium 3.6.3 and `gtidmark run` read the same replica with the same transform settings:
+Debezium 3.6.1 on the session's Kafka Connect worker and `gtidmark run` read the same
+replica with the same transform settings:
 `transforms=unwrap` in `rewrite-with-tombstone` mode with `add.fields` and `add.headers`
 (prefix `h_`), the SMT's and the value converter's `replace.null.with.default` set to false
 (the default run has them true), Kafka Connect's default header converter
-(SimpleHeaderConverter: headers as text), heartbeats on. One Debezium start.
+(SimpleHeaderConverter: headers as text), heartbeats on. One Debezium connector.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 
 from tests.conformance import scenarios
 from tests.conformance.compare import Record
-from tests.conformance.runs import kafka_records, run_sql
+from tests.conformance.runs import in_run, kafka_records, run_sql
+from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import ConnectorProcess, SourcePair, connector_document
-from tests.debezium_runner import DebeziumProcess, mysql_properties
+from tests.debezium_runner import mysql_properties
 from tests.kafka_services import Broker
 from tests.services import ServiceError
 
@@ -69,15 +71,16 @@ def _done(records: list[Record]) -> bool:
     return any(r["topic"] == f"{DB}.{DB}.done" for r in records)
 
 
-def unwrap_run(pair: SourcePair, broker: Broker, work: Path) -> UnwrapRun:
+def unwrap_run(pair: SourcePair, broker: Broker, worker: ConnectWorker, work: Path) -> UnwrapRun:
     pair.primary.execute(f"CREATE DATABASE {DB} CHARACTER SET utf8mb4")
     pair.wait_synced()
+    # Connect applies a connector's value.converter.* only with its own value.converter.
     debezium_settings: dict[str, Any] = {
         **SETTINGS, "database.include.list": DB, "snapshot.mode": "no_data",
-        "header.converter.class": SETTINGS["header.converter"]}
-    del debezium_settings["header.converter"]
-    dbz = DebeziumProcess(mysql_properties(pair, DB, work / "debezium", **debezium_settings),
-                          work / "debezium")
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+    dbz = DebeziumOnConnect(worker, mysql_properties(pair, DB, work / "debezium",
+                                                     **debezium_settings),
+                            lambda topic: in_run(DB, topic))
     ours = ConnectorProcess(connector_document(pair, broker, DB, **SETTINGS), work)
     try:
         dbz.start()

@@ -1,7 +1,9 @@
 """Migration from Debezium: gtidmark started on the offsets topic Debezium's own MySQL
-connector wrote (same name and prefix, Kafka Connect's KafkaOffsetBackingStore on our
-broker) picks up where Debezium stopped. The rows come from both: Debezium's records up
-to its stop, gtidmark's topics after; together they must equal the primary."""
+connector wrote (same name and prefix) picks up where Debezium stopped: mid-stream from a
+Kafka Connect worker's own offsets topic (gtidmark given its `offset.storage.topic`), and
+mid-snapshot from the embedded engine's KafkaOffsetBackingStore on our broker. The rows come
+from both: Debezium's records up to its stop, gtidmark's topics after; together they must
+equal the primary."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from connector.gtid import MariaDbGtidPos
 from connector.kafka.partitioner import key_partition
 from connector.offsets.store import read_committed
 from connector.settings.parse import parse_config
+from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import (
+    QUICK_LEASE,
     SourcePair,
     connector_document,
     decode_row,
@@ -70,6 +74,28 @@ def debezium(pair: SourcePair, broker: Broker, doc: dict[str, Any], workdir: Pat
         }), workdir)
 
 
+def debezium_on_worker(worker: ConnectWorker, pair: SourcePair, doc: dict[str, Any],
+                       workdir: Path, route: str = "dbz.", **extra: str) -> DebeziumOnConnect:
+    """Debezium's MySQL connector on the worker under gtidmark's name and prefix (not
+    started), its topics renamed by `route`; `extra` properties are named with `__` for
+    dots."""
+    db = doc["config"]["topic.prefix"]
+    return DebeziumOnConnect(worker, mysql_properties(pair, db, workdir, **{
+        "name": doc["name"], "database.include.list": doc["config"]["database.include.list"],
+        **{k.replace("__", "."): v for k, v in extra.items()}}),
+        lambda topic: topic.startswith(f"{db}."), route)
+
+
+def worker_offsets(worker: ConnectWorker, doc: dict[str, Any]) -> dict[str, Any]:
+    """The last offsets value of the connector's key in the worker's offsets topic."""
+    key = json.dumps([doc["name"], {"server": doc["config"]["topic.prefix"]}],
+                     separators=(",", ":"))
+    values = [value for k, value in worker.offsets_records() if k == key]
+    assert values and values[-1] is not None, values
+    found: dict[str, Any] = json.loads(values[-1])
+    return found
+
+
 def create_snap(pair: MariaDbPair, db: str, rows: int, key_type: str = "INT") -> None:
     """`db`.snap with rows 1..`rows`, for Debezium to snapshot."""
     pair.primary.execute(f"CREATE DATABASE {db}")
@@ -101,36 +127,46 @@ def lost_rows(pair: SourcePair, broker: Broker, db: str,
 
 
 def test_gtidmark_resumes_from_debeziums_streaming_offsets(
-        dbz_mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path) -> None:
-    db = unique_name
-    workload = synced_workload(dbz_mariadb, db, seed=53)
-    doc = connector_document(dbz_mariadb, broker, db)
-    dbz = debezium(dbz_mariadb, broker, doc, tmp_path / "dbz")
+        dbz_mariadb: MariaDbPair, broker: Broker, connect_worker: ConnectWorker,
+        unique_name: str, tmp_path: Path) -> None:
+    """Debezium on the Connect worker, stopped; then gtidmark started with the connector
+    JSON the worker ran and the worker's bootstrap.servers and offset.storage.topic, as a
+    Connect user migrates, writing on in Debezium's topics and schema history."""
+    pair, db = dbz_mariadb, unique_name
+    workload = synced_workload(pair, db, seed=53)
+    dbz = debezium_on_worker(connect_worker, pair, {"name": f"{db}-connector", "config": {
+        "topic.prefix": db, "database.include.list": db}}, tmp_path / "dbz", route="")
     dbz.start()
     try:
         workload.run(300, add_column_at=None)
-        dbz_mariadb.wait_synced()
-        dbz.wait_records(lambda rs: lost_rows(dbz_mariadb, broker, db, rs) == 0, 180,
+        pair.wait_synced()
+        dbz.wait_records(lambda _: lost_rows(pair, broker, db, []) == 0, 180,
                          "Debezium to stream the first changes")
     finally:
         assert dbz.stop() == 0
+    doc = {"name": dbz.name, "config": {
+        **dbz.connector_json, "bootstrap.servers": connect_worker.bootstrap,
+        "offset.storage.topic": connect_worker.offsets_topic, **QUICK_LEASE}}
     key = json.dumps([doc["name"], {"server": db}], separators=(",", ":")).encode()
-    written = [m for m in consume_all(broker.bootstrap, f"{db}-offsets") if m.key() == key]
+    written = [m for m in consume_all(broker.bootstrap, connect_worker.offsets_topic)
+               if m.key() == key]
     assert {m.partition() for m in written} == {key_partition(key, OFFSETS_PARTITIONS)}
     raw = json.loads(written[-1].value())
     # Debezium's MySQL connector gets no GTIDs from MariaDB: file/pos only
     assert "gtids" not in raw and {"file", "pos", "server_id", "ts_sec"} <= raw.keys(), raw
     stored = read_committed(parse_config(doc))
     assert stored is not None and (stored.file, stored.pos) == (raw["file"], raw["pos"])
+    history = len(consume_all(broker.bootstrap, dbz.history_topic))
     workload.run(600, add_column_at=None)  # while neither runs
     with streaming_connector(doc, tmp_path, timeout=120) as conn:
         workload.run(200, add_column_at=None)
         workload.close()
-        dbz_mariadb.wait_synced()
-        wait_for(lambda: lost_rows(dbz_mariadb, broker, db, dbz.records()) == 0, 180,
+        pair.wait_synced()
+        wait_for(lambda: lost_rows(pair, broker, db, []) == 0, 180,
                  "gtidmark to carry on where Debezium stopped", interval=1.0)
         assert conn.stop() == 0
     assert "offsets written by Debezium" in conn.log()
+    assert len(consume_all(broker.bootstrap, dbz.history_topic)) == history  # no DDL since
 
 
 class WritableReplica(MariaDb):

@@ -30,11 +30,12 @@ from tests.workload import TABLES, Workload
 
 def committed_offsets(broker: Broker, doc: dict[str, Any]) -> dict[str, Any] | None:
     prefix = doc["config"]["topic.prefix"]
+    topic = doc["config"].get("offset.storage.topic", f"{prefix}-offsets")
     key = json.dumps([doc["name"], {"server": prefix}], separators=(",", ":")).encode()
     found = None
-    if f"{prefix}-offsets" not in list_topics(broker.bootstrap):
+    if topic not in list_topics(broker.bootstrap):
         return None
-    for msg in consume_all(broker.bootstrap, f"{prefix}-offsets"):
+    for msg in consume_all(broker.bootstrap, topic):
         if msg.key() == key and msg.value() is not None:
             found = json.loads(msg.value())
     return found
