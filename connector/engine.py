@@ -337,19 +337,20 @@ class Engine:
         """Act on the signal table's rows of the transaction just dispatched, before the
         position passes it; False when stopping while one waits for the replica."""
         rows, self.dispatcher.signal_rows = self.dispatcher.signal_rows, []
+        self.source_open = True  # its records are sent, its position not passed: no commit
         return act_on_source_signals(rows, self.source_signals, self.offsets,
                                      self.snapshots.on_signal, self._wait_deferred)
 
     def _wait_deferred(self, delay: float) -> bool:
-        """Wait `delay` s for a deferred source signal, acknowledgements and commits going
-        on; False when the connector is stopping."""
+        """Wait `delay` s for a deferred source signal, acknowledgements and commits of the
+        states noted before going on; False when the connector is stopping."""
         deadline = time.monotonic() + delay
         while not self.stopping.is_set():
             now = time.monotonic()
             if now >= deadline:
                 return True
             self.sink.poll(0)
-            self.committer.commit(leading_at=now)
+            self.committer.commit(note=False, leading_at=now)
             self.stopping.wait(min(0.1, deadline - now))
         return False
 
