@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
 
 ROWS = 3000
 SIGNAL_TABLE = "debezium_signal"
+READ_TIMEOUT_ENV = "GTIDMARK_SNAPSHOT_READ_TIMEOUT"  # the snapshot sessions' read timeout
 
 
 def signal_table(pair: SourcePair, db: str) -> str:
@@ -94,10 +95,12 @@ def test_a_row_inserted_on_the_primary_snapshots_the_table_once_with_kafka_along
 
 def test_a_kill_while_acting_on_a_signal_row_acts_on_it_after_the_restart(
         mariadb: MariaDbPair, broker: Broker, unique_name: str, tmp_path: Path,
-        connector: list[ConnectorProcess]) -> None:
+        connector: list[ConnectorProcess], monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed between the row's in-progress mark and the end of its action (the snapshot
-    plan's catalog read held by the replica's connection, frozen as the query goes out);
-    the signal table is not captured (table.include.list), so its rows are no events."""
+    plan's catalog read held by the replica's connection, frozen as the query goes out).
+    The restart's catalog reads time out (2 s) while still frozen: the signal waits, the
+    stream held at its transaction, and is acted on once the replica answers. The signal
+    table is not captured (table.include.list), so its rows are no events."""
     db = unique_name
     make_table(mariadb, db, ROWS, "t")
     table = signal_table(mariadb, db)
@@ -107,6 +110,7 @@ def test_a_kill_while_acting_on_a_signal_row_acts_on_it_after_the_restart(
                                  table__include__list=f"{db}\\.t", **settings(table, "source"))
         proc = ConnectorProcess(doc, tmp_path)
         connector.append(proc)
+        monkeypatch.delenv(READ_TIMEOUT_ENV, raising=False)
         proc.start()
         proc.wait_log("streaming from")
         proxy.freeze_on(CATALOG_READ)
@@ -114,8 +118,11 @@ def test_a_kill_while_acting_on_a_signal_row_acts_on_it_after_the_restart(
         wait_for(lambda: (committed_offsets(broker, doc) or {}).get(
             "signal_source_attempt") == 1, 60, "the signal row marked in progress")
         proc.kill()
-        proxy.freeze_on(None)
+        monkeypatch.setenv(READ_TIMEOUT_ENV, "2")
         proc.start()
+        proc.wait_log("not acted on yet, trying again in 1s (the stream waits at its "
+                      "transaction)")
+        proxy.freeze_on(None)
         proc.wait_log(f"snapshot of {db}.t complete", timeout=120)
     finally:
         proxy.close()
@@ -123,6 +130,7 @@ def test_a_kill_while_acting_on_a_signal_row_acts_on_it_after_the_restart(
                         r"acting on it \(killed, crashed or taken over\); acting on it again, "
                         r"attempt 2 of 3")
     assert len(again) == 1, again
+    assert "skipped" not in proc.log()[proc.log_offset:]
     assert reads(broker, f"{db}.{db}.t") == ROWS
     wait_caught_up(mariadb, broker, doc, timeout=60)
     assert "signal_source_gtid" not in (committed_offsets(broker, doc) or {})
