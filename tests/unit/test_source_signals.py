@@ -4,13 +4,17 @@ in-progress mark of a row the last runs died acting on."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import socket
+import subprocess
 
 import pytest
 
+from connector.leadership.lease import Instance
 from connector.offsets.mark import SourceMark
-from connector.offsets.signal_mark import act_on_source_signals
+from connector.offsets.signal_mark import act_on_source_signals, source_attempts_that_died
 from connector.offsets.value import ConnectorOffsets
 from connector.snapshot.actions import ActionDeferred
 from signals.channel import ReceivedSignal
@@ -156,3 +160,17 @@ def test_a_deferred_row_is_acted_on_again_after_a_doubling_backoff_or_left_when_
     assert not act_on_source_signals([signal_row], reader, offsets,  # type: ignore[arg-type]
                                      act, lambda delay: False)
     assert len(tries) == 1 and offsets.topic[-1].source_signal_in_progress is None
+
+
+def test_a_row_mark_whose_writer_still_runs_here_lost_its_lease_and_is_not_counted() -> None:
+    alive = subprocess.Popen(["sleep", "30"])
+    try:
+        stored = ConnectorOffsets(source_signal_in_progress=SourceMark("0-1-7", 0, 2),
+                                  writer=Instance(socket.gethostname(), alive.pid, 1.0))
+        assert source_attempts_that_died(stored) == SourceMark("0-1-7", 0, 1)
+        first = dataclasses.replace(stored, source_signal_in_progress=SourceMark("0-1-7", 0))
+        assert source_attempts_that_died(first) is None
+    finally:
+        alive.kill()
+        alive.wait()
+    assert source_attempts_that_died(stored) == SourceMark("0-1-7", 0, 2)  # it died
