@@ -3,7 +3,9 @@
 Debezium's EventDispatcher: it sees every transaction in binlog order, asks the encoder
 for bytes and hands them to the sink. It tells the snapshot coordinator which keys each
 transaction touched and which tables a DDL changed, and sends the rows of the chunk
-windows the coordinator closes (`emit_snapshot_rows`).
+windows the coordinator closes (`emit_snapshot_rows`). Rows INSERTed into the signal table
+(the `source` channel) are handed on in `signal_rows`, for the engine to act on before it
+passes the transaction; they are change events only if the filters capture that table.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from connector.settings.filters import TableFilter
 from connector.settings.model import ConnectorConfig
 from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.truncates import Lookup, TableShapes
+from signals.source import SourceSignalRow, SourceSignals
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +59,13 @@ class Dispatcher:
                  table_filter: TableFilter, admin: TopicAdmin,
                  snapshots: SnapshotCoordinator,
                  declared: DeclaredColumns | None = None,
-                 lookup: Lookup | None = None) -> None:
+                 lookup: Lookup | None = None,
+                 source_signals: SourceSignals | None = None) -> None:
         self._config = config
+        self._source_signals = source_signals if source_signals is not None and \
+            source_signals.enabled else None
+        self.signal_rows: list[SourceSignalRow] = []  # the engine takes them after `apply`
+        self._signal_row = 0  # signal rows seen in the current transaction's pieces
         self._shapes = TableShapes(lookup)  # a TRUNCATE's columns (`lookup`: the catalog's)
         self._declared = declared if declared is not None else DeclaredColumns()
         self._encoder = encoder
@@ -107,10 +115,24 @@ class Dispatcher:
             self._apply_ddl(tx, before)
         else:
             if tx.changes:
+                if self._source_signals is not None:
+                    self._signals(tx, self._source_signals)
                 self._apply_rows(tx)
             if not tx.partial and self._tx_meta_open:
                 self._tx_meta_open = False
                 self._send_transaction(tx, "END", self._tx_total, self._tx_per_table)
+
+    def _signals(self, tx: Transaction, source: SourceSignals) -> None:
+        """The signal table's INSERTed rows, in binlog order (Debezium reads only creates)."""
+        if tx.piece == 0:
+            self._signal_row = 0
+        gtid = str(tx.gtid)
+        for change in tx.changes:
+            if change.op == "c" and source.watches(change.table.db, change.table.table):
+                for row in change.rows:
+                    self.signal_rows.append(SourceSignalRow(gtid, self._signal_row,
+                                                            tuple(row.values())))
+                    self._signal_row += 1
 
     def _gaps(self, tx: Transaction) -> None:
         """Writes without row images leave nothing to emit: stop before the transaction at

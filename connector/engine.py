@@ -38,7 +38,12 @@ from connector.launch import LaunchPoint
 from connector.leadership.fencing import Leadership, SteppedDown
 from connector.leadership.lease import Lease
 from connector.offsets.commit import Committer, TransactionalCommitter
-from connector.offsets.signal_mark import act_on_signals, attempts_that_died
+from connector.offsets.signal_mark import (
+    act_on_signals,
+    act_on_source_signals,
+    attempts_that_died,
+    source_attempts_that_died,
+)
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.preflight import check_server
@@ -52,6 +57,7 @@ from connector.snapshot.source import ChunkSource
 from connector.start_checks import database_failure
 from connector.start_position import replica_connection, snapshot_at_start, start_position
 from signals.channel import SignalChannel
+from signals.source import SourceSignals
 
 log = logging.getLogger("gtidmark")
 
@@ -75,6 +81,7 @@ class Engine:
     committer: Committer | TransactionalCommitter
     catalog: Catalog
     signals: SignalChannel
+    source_signals: SourceSignals
     snapshots: SnapshotCoordinator
     dispatcher: Dispatcher
 
@@ -138,6 +145,7 @@ class Engine:
         encoder = EventEncoder(config, enrich=self.catalog.enrich)
         table_filter = TableFilter(config)
         self.signals = SignalChannel(config)
+        self.source_signals = SourceSignals(config.source_signal_table)
         source = ChunkSource(lambda: snapshot_session(config), table_filter,
                              flavour_named(config.flavour))
         # The dispatcher, built next, holds the coordinator; the coordinator only emits.
@@ -146,7 +154,8 @@ class Engine:
             lambda schema: encoder.table(schema).row_encoding,
             lambda *chunk: self.dispatcher.emit_snapshot_rows(*chunk))
         self.dispatcher = Dispatcher(config, encoder, self.sink, table_filter, self.admin,
-                                     self.snapshots, declared, self.catalog.table)
+                                     self.snapshots, declared, self.catalog.table,
+                                     self.source_signals)
 
     # -- state -------------------------------------------------------------------------
 
@@ -160,6 +169,7 @@ class Engine:
             server_id=self.dispatcher.last_server_id, ts_sec=self.ts_sec,
             snapshot=self.snapshots.saved(), signal_offset=self.signals.next_offset,
             signal_in_progress=self.signals.unfinished,
+            source_signal_in_progress=self.source_signals.unfinished,
             epoch=self.leadership.epoch, writer=self.leadership.instance)
 
     # -- run ---------------------------------------------------------------------------
@@ -242,6 +252,7 @@ class Engine:
         launched = None if self.launch is None else self.launch.signal_end
         self.signals.open(launched if stored is None else stored.signal_offset,
                           unfinished=None if stored is None else attempts_that_died(stored))
+        self.source_signals.open(None if stored is None else source_attempts_that_died(stored))
         self.admin.ensure([self.config.history_topic], spec=history_spec())
         check_history_topic(self.admin, self.config.history_topic)
         self.admin.ensure(self.dispatcher.internal_topics())
@@ -291,6 +302,8 @@ class Engine:
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
                 dispatcher.apply(tx, self.position)
+                if dispatcher.signal_rows and not self._act_on_source_signals():
+                    return  # stopping: the offsets stay before this transaction
                 self.source_open = tx.partial
                 if tx.partial:
                     self.snapshots.after_piece(tx.gtid)
@@ -319,6 +332,27 @@ class Engine:
             if now >= next_progress:
                 self.snapshots.log_progress()
                 next_progress = now + PROGRESS_INTERVAL
+
+    def _act_on_source_signals(self) -> bool:
+        """Act on the signal table's rows of the transaction just dispatched, before the
+        position passes it; False when stopping while one waits for the replica."""
+        rows, self.dispatcher.signal_rows = self.dispatcher.signal_rows, []
+        self.source_open = True  # its records are sent, its position not passed: no commit
+        return act_on_source_signals(rows, self.source_signals, self.offsets,
+                                     self.snapshots.on_signal, self._wait_deferred)
+
+    def _wait_deferred(self, delay: float) -> bool:
+        """Wait `delay` s for a deferred source signal, acknowledgements and commits of the
+        states noted before going on; False when the connector is stopping."""
+        deadline = time.monotonic() + delay
+        while not self.stopping.is_set():
+            now = time.monotonic()
+            if now >= deadline:
+                return True
+            self.sink.poll(0)
+            self.committer.commit(note=False, leading_at=now)
+            self.stopping.wait(min(0.1, deadline - now))
+        return False
 
     # -- REST control (connector/rest) ---------------------------------------------------
 

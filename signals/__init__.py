@@ -1,4 +1,5 @@
-"""Debezium signals: the message models, the Kafka signal channel and the sender."""
+"""Debezium signals: the message models, the Kafka and source (signal table) channels and
+the sender."""
 
 from signals.models import (
     AdditionalCondition,

@@ -54,11 +54,18 @@ class SignalRecord:
 
 @dataclass(frozen=True)
 class ReceivedSignal:
-    """One record of the signal topic: a valid signal, or None with the reason it was skipped."""
+    """One signal read: a valid signal, or None with the reason it was skipped. `offset` is
+    its record's in the signal topic; `origin` names a row of the signal table instead."""
 
     offset: int
     signal: Signal | None
     reason: str | None
+    origin: str | None = None
+
+    @property
+    def where(self) -> str:
+        """How the log lines name it: `signal at offset N`, `signal from db.t (GTID g, row i)`."""
+        return f"signal {self.origin}" if self.origin else f"signal at offset {self.offset}"
 
 
 def signal_client_settings(config: ConnectorConfig, base: dict[str, str]) -> dict[str, str]:

@@ -247,19 +247,26 @@ def parse_signal(key: bytes | None, value: bytes | None, expected_key: str) -> S
                              f"{expected_key!r}")
     if value is None:
         raise SignalRejected("empty value (a tombstone), not a signal")
-    if len(value) > MAX_VALUE_BYTES:
-        raise SignalRejected(f"value is {len(value)} bytes, more than {MAX_VALUE_BYTES}")
-    try:
-        document = json.loads(value)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SignalRejected(f"value is not JSON ({exc})") from None
-    except RecursionError:
-        raise SignalRejected(f"value is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    document = decode_json(value, "value")
     if not isinstance(document, dict):
         raise SignalRejected(f"value is not a JSON object (got {type(document).__name__})")
-    if _depth(document) > MAX_JSON_DEPTH:
-        raise SignalRejected(f"value is nested deeper than {MAX_JSON_DEPTH} levels")
     return _from_document(document)
+
+
+def decode_json(text: bytes | str, what: str) -> Any:
+    """`text` as JSON, bounded in size and nesting; SignalRejected naming `what` otherwise."""
+    size = len(text.encode() if isinstance(text, str) else text)
+    if size > MAX_VALUE_BYTES:
+        raise SignalRejected(f"{what} is {size} bytes, more than {MAX_VALUE_BYTES}")
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SignalRejected(f"{what} is not JSON ({exc})") from None
+    except RecursionError:
+        raise SignalRejected(f"{what} is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if _depth(document) > MAX_JSON_DEPTH:
+        raise SignalRejected(f"{what} is nested deeper than {MAX_JSON_DEPTH} levels")
+    return document
 
 
 def _depth(document: Any) -> int:

@@ -113,7 +113,8 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
 
 # The offsets value's integers (connector/offsets/value.py).
 _NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "signal_in_progress",
-            "signal_attempt", "epoch", "writer_pid")
+            "signal_attempt", "signal_source_row", "signal_source_attempt", "epoch",
+            "writer_pid")
 
 
 def parse_alter_offsets(body: bytes) -> AlterOffsets:

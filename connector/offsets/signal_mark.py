@@ -18,7 +18,9 @@ records under this connector's key are marked; one mark costs one acknowledged w
 
 An action the replica could not serve yet (`ActionDeferred`) is not a reason to drop the
 signal: the mark is lifted, and that signal and those after it are read again after a
-backoff, in order.
+backoff, in order. A row of the signal table (the source channel) is marked the same way;
+one the replica could not serve yet holds the stream at its transaction, acted on again
+after each backoff (the offsets stay before that transaction meanwhile).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ import socket
 import time
 from collections.abc import Callable
 
-from connector.offsets.mark import SignalMark
+from connector.offsets.mark import SignalMark, SourceMark
 from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.snapshot.actions import ActionDeferred
-from signals.channel import ReceivedSignal, SignalChannel
+from signals.channel import RETRY_FIRST_S, RETRY_MAX_S, ReceivedSignal, SignalChannel
+from signals.source import SourceSignalRow, SourceSignals
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,40 @@ def act_on_signals(channel: SignalChannel, offsets: OffsetStore,
         write_acknowledged(offsets, last, "the end of a signal's in-progress mark")
 
 
+def act_on_source_signals(rows: list[SourceSignalRow], reader: SourceSignals,
+                          offsets: OffsetStore, act: Callable[[ReceivedSignal], None],
+                          wait: Callable[[float], bool]) -> bool:
+    """Read and act on the signal table's rows of one transaction, in order, each inside
+    its in-progress mark; the caller passes the transaction only afterwards. False when
+    `wait` (a deferred action's backoff) says the connector is stopping."""
+    for row in rows:
+        retries = 0
+        while True:
+            last = offsets.committed
+            marked = last is not None and reader.acts_on(row)
+            if marked and last is not None:
+                mark = dataclasses.replace(last, source_signal_in_progress=reader.mark_for(row))
+                if not write_acknowledged(offsets, mark, f"signal {reader.origin(row)}"):
+                    return True  # the store failed: its next commit raises and the engine stops
+            try:
+                act(reader.read(row))
+                deferred = None
+            except ActionDeferred as exc:
+                deferred = exc
+            if marked and last is not None:
+                write_acknowledged(offsets, dataclasses.replace(
+                    last, source_signal_in_progress=None), "the end of a signal's mark")
+            if deferred is None:
+                break
+            delay = min(RETRY_MAX_S, RETRY_FIRST_S * 2.0 ** retries)
+            retries += 1
+            log.warning("%s; not acted on yet, trying again in %.0fs (the stream waits at "
+                        "its transaction)", deferred, delay)
+            if not wait(delay):
+                return False
+    return True
+
+
 def attempts_that_died(stored: ConnectorOffsets, here: str | None = None) -> SignalMark | None:
     """The stored mark, its last attempt not counted when its writer still runs on this host
     (that instance lost its lease, frozen or cut off; it did not die acting on the signal)."""
@@ -73,7 +110,20 @@ def attempts_that_died(stored: ConnectorOffsets, here: str | None = None) -> Sig
         return mark
     log.info("signal at offset %d was being acted on by %s pid %d, which still runs: it lost "
              "its lease, that attempt is not counted", mark.offset, writer.host, writer.pid)
-    return None if mark.attempt <= 1 else SignalMark(mark.offset, mark.attempt - 1)
+    return mark.previous_attempt()
+
+
+def source_attempts_that_died(stored: ConnectorOffsets, here: str | None = None
+                              ) -> SourceMark | None:
+    """`attempts_that_died` for the signal table's row the stored record marks."""
+    mark = stored.source_signal_in_progress
+    writer = stored.writer
+    if mark is None or writer is None or not _runs_here(writer.host, writer.pid, here):
+        return mark
+    log.info("signal row %d of GTID %s was being acted on by %s pid %d, which still runs: it "
+             "lost its lease, that attempt is not counted", mark.row, mark.gtid, writer.host,
+             writer.pid)
+    return mark.previous_attempt()
 
 
 def _runs_here(host: str, pid: int, here: str | None) -> bool:

@@ -4,7 +4,8 @@ Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event
 `server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState` as a JSON string, null
 when none runs), `signal_offset`, `signal_in_progress` and `signal_attempt` (a `SignalMark`, present only
 while a signal is being acted on, or a start has still to pass one: connector/offsets/
-signal_mark.py), and the HA
+signal_mark.py), `signal_source_gtid`, `signal_source_row` and `signal_source_attempt`
+(a `SourceMark`: the same for a row of the signal table), and the HA
 writer (`epoch`, `writer_host/pid/since`).
 A record written by Debezium has no `signal_offset` key; `connector.offsets.debezium`
 translates those.
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.leadership.lease import Instance
-from connector.offsets.mark import SignalMark
+from connector.offsets.mark import SignalMark, SourceMark
 from connector.snapshot.state import SnapshotState
 
 
@@ -33,6 +34,7 @@ class ConnectorOffsets:
     snapshot: SnapshotState | None = None
     signal_offset: int | None = None
     signal_in_progress: SignalMark | None = None  # the signal being acted on when written
+    source_signal_in_progress: SourceMark | None = None  # the same for the signal table
     epoch: int = 0  # the writer's leadership epoch (HA): the highest on the topic wins
     writer: Instance | None = None  # who wrote it: host, pid, active since
 
@@ -48,6 +50,8 @@ class ConnectorOffsets:
                 "snapshot": snapshot, "signal_offset": self.signal_offset,
                 **({} if self.signal_in_progress is None else
                    self.signal_in_progress.to_json()),
+                **({} if self.source_signal_in_progress is None else
+                   self.source_signal_in_progress.to_json()),
                 "epoch": self.epoch,
                 "writer_host": None if writer is None else writer.host,
                 "writer_pid": None if writer is None else writer.pid,
@@ -74,6 +78,7 @@ class ConnectorOffsets:
                    snapshot=SnapshotState.from_json(snapshot) if snapshot else None,
                    signal_offset=None if signal_offset is None else int(signal_offset),
                    signal_in_progress=SignalMark.from_json(data),
+                   source_signal_in_progress=SourceMark.from_json(data),
                    epoch=int(data.get("epoch") or 0),
                    writer=Instance.from_json(writer))
 

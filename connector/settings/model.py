@@ -30,9 +30,10 @@ MAX_CHUNK_DELAY_MS = 60_000
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 AVRO_CONVERTER = "io.confluent.connect.avro.AvroConverter"
 CONVERTERS = (JSON_CONVERTER, AVRO_CONVERTER)
-# Debezium's signal channels other than kafka, and why each is not read here.
+# The signal channels read here: the signal topic, and the signal table from the binlog.
+READ_CHANNELS = ("kafka", "source")
+# Debezium's other signal channels, and why each is not read here.
 SIGNAL_CHANNELS = {
-    "source": "(the signal table, read from the binlog) is not read yet: future work",
     "file": "(a file Debezium polls) is not read",
     "jmx": "(a JMX operation) is not read: gtidmark has no JVM",
     "in-process": "(Debezium Engine's in-process API) is not read",
@@ -97,7 +98,10 @@ class ConnectorConfig(BaseModel):
                             le=MAX_CHUNK_SIZE)
     chunk_delay_ms: int = Field(0, alias="incremental.snapshot.chunk.delay.ms", ge=0,
                                 le=MAX_CHUNK_DELAY_MS)
-    # Debezium's default is source (the signal table); gtidmark's only channel is Kafka.
+    # Debezium's signal table, db.table: read from the binlog when channels have source
+    # (declared first: the channels' check reads it).
+    signal_data_collection: str | None = Field(None, alias="signal.data.collection")
+    # Debezium's default is source (the signal table); gtidmark's is kafka, the signal topic.
     signal_channels: frozenset[str] = Field(frozenset({"kafka"}),
                                             alias="signal.enabled.channels")
     signal_topic: str | None = Field(None, alias="signal.kafka.topic")
@@ -231,16 +235,30 @@ class ConnectorConfig(BaseModel):
 
     @field_validator("signal_channels", mode="before")
     @classmethod
-    def _signal_channels(cls, value: Any) -> frozenset[str]:
-        """kafka or nothing: Debezium's other channels are not read here (exit 2)."""
+    def _signal_channels(cls, value: Any, info: ValidationInfo) -> frozenset[str]:
+        """kafka, source, both or none: Debezium's other channels are not read here (exit 2);
+        source needs signal.data.collection, as Debezium requires it."""
         channels = frozenset(name.lower() for name in _split_list(value))
-        for name in sorted(channels - {"kafka"}):
+        for name in sorted(channels - set(READ_CHANNELS)):
             if name not in SIGNAL_CHANNELS:
-                raise ValueError(f"unknown channel {name!r} (Debezium's: kafka, "
-                                 f"{', '.join(SIGNAL_CHANNELS)})")
+                raise ValueError(f"unknown channel {name!r} (Debezium's: "
+                                 f"{', '.join((*READ_CHANNELS, *SIGNAL_CHANNELS))})")
             raise ValueError(f"channel {name!r} {SIGNAL_CHANNELS[name]}; gtidmark reads "
-                             "signals from Kafka only: use kafka, or leave it out")
+                             "signals from kafka (the signal topic) and source (the signal "
+                             "table): use those, or leave it out")
+        if "source" in channels and info.data.get("signal_data_collection") is None:
+            raise ValueError("source reads the signals INSERTed into the signal table: set "
+                             "signal.data.collection to it (<database>.<table>)")
         return channels
+
+    @field_validator("signal_data_collection")
+    @classmethod
+    def _signal_data_collection(cls, value: str | None) -> str | None:
+        """One `db.table` (Debezium's MySQL form); empty is unset, as in Debezium."""
+        value = (value or "").strip() or None
+        if value is not None and (value.count(".") != 1 or not all(value.split("."))):
+            raise ValueError("one table, <database>.<table> (Debezium's MySQL form)")
+        return value
 
     @model_validator(mode="after")
     def _exclusive_lists(self) -> ConnectorConfig:
@@ -296,6 +314,11 @@ class ConnectorConfig(BaseModel):
     def kafka_signals(self) -> bool:
         """Whether the signal topic is read (`signal.enabled.channels` has kafka)."""
         return "kafka" in self.signal_channels
+
+    @property
+    def source_signal_table(self) -> str | None:
+        """The signal table read from the binlog (`source` in signal.enabled.channels)."""
+        return self.signal_data_collection if "source" in self.signal_channels else None
 
     @property
     def signal_kafka_topic(self) -> str:

@@ -141,7 +141,7 @@ class SnapshotCoordinator:
         signal = received.signal
         if signal is None:
             return  # the channel logged why it was skipped
-        where = f"signal at offset {received.offset} ({signal.TYPE})"
+        where = f"{received.where} ({signal.TYPE})"
         try:
             done = actions.act(self.state, signal, self._source)
         except (PatternTooSlow, actions.SnapshotRefused) as exc:

@@ -66,6 +66,9 @@ def test_offsets_must_be_this_connectors_partition_and_a_position() -> None:
                               ({"server": "shop"}, {"gtids": "0-1-5", "pos": "x"}),
                               ({"server": "shop"}, {"gtids": "0-1-5", "row": -1}),
                               ({"server": "shop"}, {"gtids": "0-1-5", "pos": 1.5}),
+                              ({"server": "shop"}, {"gtids": "0-1-5",
+                                                    "signal_source_gtid": "0-1-6",
+                                                    "signal_source_row": -1}),
                               ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "{"}),
                               ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "[1]"})):
         item = parse_alter_offsets(body({"offsets": [{"partition": partition,

@@ -1,5 +1,6 @@
 """signal.enabled.channels: kafka reads the signal topic (the default here), a value without
-it reads none, and Debezium's other channels stop the start with one line."""
+it reads none, source reads the signal table (signal.data.collection, required with it), and
+Debezium's other channels stop the start with one line."""
 
 from __future__ import annotations
 
@@ -44,20 +45,31 @@ def test_kafka_in_the_list_is_what_reads_the_signal_topic(value: str | None,
     assert cfg(signal__enabled__channels=value).kafka_signals is reads_kafka
 
 
+USE = ("gtidmark reads signals from kafka (the signal topic) and source (the signal table): "
+       "use those, or leave it out")
+NO_TABLE = ("source reads the signals INSERTed into the signal table: set "
+            "signal.data.collection to it (<database>.<table>)")
+
+
+@pytest.mark.parametrize(("channels", "kafka", "table"), [
+    ("source", False, "shop.debezium_signal"), ("source,kafka", True, "shop.debezium_signal"),
+    (" Kafka , SOURCE ", True, "shop.debezium_signal"), ("kafka", True, None),
+])
+def test_source_reads_the_signal_table_and_kafka_the_topic(channels: str, kafka: bool,
+                                                           table: str | None) -> None:
+    config = cfg(signal__enabled__channels=channels,
+                 signal__data__collection=" shop.debezium_signal ")
+    assert (config.kafka_signals, config.source_signal_table) == (kafka, table)
+
+
 @pytest.mark.parametrize(("value", "reason"), [
-    ("source", ("channel 'source' (the signal table, read from the binlog) is not read yet: "
-               "future work; gtidmark reads signals from Kafka only: use kafka, or leave it "
-               "out (got 'source')")),
-    ("source,kafka", ("channel 'source' (the signal table, read from the binlog) is not read "
-                     "yet: future work; gtidmark reads signals from Kafka only: use kafka, or "
-                     "leave it out (got 'source,kafka')")),
-    ("kafka,jmx", ("channel 'jmx' (a JMX operation) is not read: gtidmark has no JVM; gtidmark "
-                  "reads signals from Kafka only: use kafka, or leave it out (got 'kafka,jmx')")),
-    ("file", ("channel 'file' (a file Debezium polls) is not read; gtidmark reads signals from "
-             "Kafka only: use kafka, or leave it out (got 'file')")),
-    ("in-process", ("channel 'in-process' (Debezium Engine's in-process API) is not read; "
-                   "gtidmark reads signals from Kafka only: use kafka, or leave it out "
-                   "(got 'in-process')")),
+    ("source", f"{NO_TABLE} (got 'source')"),
+    ("source,kafka", f"{NO_TABLE} (got 'source,kafka')"),
+    ("kafka,jmx", (f"channel 'jmx' (a JMX operation) is not read: gtidmark has no JVM; {USE} "
+                  "(got 'kafka,jmx')")),
+    ("file", f"channel 'file' (a file Debezium polls) is not read; {USE} (got 'file')"),
+    ("in-process", (f"channel 'in-process' (Debezium Engine's in-process API) is not read; "
+                   f"{USE} (got 'in-process')")),
     ("kafak", ("unknown channel 'kafak' (Debezium's: kafka, source, file, jmx, in-process) "
               "(got 'kafak')")),
 ])
@@ -67,15 +79,34 @@ def test_other_channels_are_refused_with_one_line(value: str, reason: str) -> No
     assert str(err.value) == f"config: signal.enabled.channels: {reason}"
 
 
-def test_a_refused_channel_exits_2_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("value", ["shop", "shop.a.b", ".t", "shop."])
+def test_a_signal_table_not_named_db_dot_table_is_refused(value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        cfg(signal__enabled__channels="source", signal__data__collection=value)
+    assert str(err.value) == ("config: signal.data.collection: one table, <database>.<table> "
+                              f"(Debezium's MySQL form) (got {value!r})")
+
+
+def test_an_empty_signal_table_is_unset_as_in_debezium() -> None:
+    assert cfg(signal__data__collection="").signal_data_collection is None
+    with pytest.raises(ConfigError, match="set signal.data.collection"):
+        cfg(signal__enabled__channels="source", signal__data__collection=" ")
+
+
+@pytest.mark.parametrize(("channels", "reason"), [
+    ("source", f"{NO_TABLE} (got 'source')"),
+    ("kafka,file", (f"channel 'file' (a file Debezium polls) is not read; {USE} "
+                   "(got 'kafka,file')")),
+    ("sorce", ("unknown channel 'sorce' (Debezium's: kafka, source, file, jmx, in-process) "
+              "(got 'sorce')")),
+])
+def test_a_refused_channel_exits_2_with_one_line(tmp_path: Path, channels: str,
+                                                 reason: str) -> None:
     path = tmp_path / "connector.json"
-    path.write_text(json.dumps(doc(signal__enabled__channels="source")))
+    path.write_text(json.dumps(doc(signal__enabled__channels=channels)))
     result = run_cli("run", "--config", str(path))
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        (f"error: {path}: signal.enabled.channels: channel 'source' (the signal table, read "
-        "from the binlog) is not read yet: future work; gtidmark reads signals from Kafka "
-        "only: use kafka, or leave it out (got 'source')")]
+    assert result.stderr.splitlines() == [f"error: {path}: signal.enabled.channels: {reason}"]
 
 
 def test_without_kafka_the_channel_reads_nothing_and_keeps_no_offset(
