@@ -22,11 +22,10 @@ from connector.control import (
     Command,
     CommandRefused,
     EngineControl,
-    EngineView,
-    SnapshotView,
     stop_first,
 )
 from connector.dispatcher import CaptureFailed, Dispatcher
+from connector.engine_view import engine_view
 from connector.events.envelope import EventEncoder
 from connector.flavours import MARIADB, Flavour, flavour_named
 from connector.gtid import Position
@@ -377,7 +376,7 @@ class Engine:
                 command.reply.set_exception(CommandRefused(400, stop_first(self.config.name)))
         now = time.monotonic()
         if now >= self._next_view:
-            control.publish(self.view())
+            control.publish(engine_view(self))
             self._next_view = now + VIEW_INTERVAL
         if not self.paused:
             return False
@@ -385,37 +384,6 @@ class Engine:
         self.committer.commit(leading_at=now)
         control.wait(0.1)
         return True
-
-    def view(self) -> EngineView:
-        """The engine as the REST server and /metrics show it (built on this thread)."""
-        snap = self.snapshots
-        state = snap.state
-        scanned = {**snap.rows_scanned, **{t.table: t.rows for t in state.tables}}
-        opened = snap.window_opened_at
-        reader = self.reader
-        meter = snap.meter
-        dispatcher = self.dispatcher
-        return EngineView(
-            state="PAUSED" if self.paused else "RUNNING",
-            connected=reader is not None and reader.connected.is_set(),
-            queue_empty=len(self.queue) == 0, gtids=str(self.position),
-            events_seen=dispatcher.rows_out, committed_transactions=self.transactions,
-            behind_source_ms=self.behind_source_ms, last_event_at=self.last_event_at,
-            binlog_position=self.pos, disconnects=0 if reader is None else reader.disconnects,
-            events_filtered=dispatcher.events_filtered,
-            events_skipped=dispatcher.events_skipped, queue_total=self.queue.capacity,
-            queue_remaining=self.queue.remaining, producer_queue=self.sink.in_flight(),
-            acks_pending=self.sink.produced - 1 - self.sink.acked_through,
-            commit_age_s=self.offsets.uncommitted_age(), committed=self.offsets.committed,
-            snapshot=SnapshotView(
-                running=state.active and not state.paused,
-                paused=state.active and state.paused, completed=meter.completed,
-                aborted=meter.aborted, duration_s=meter.duration_s(),
-                total_tables=len(meter.tables), remaining_tables=len(state.tables),
-                rows_scanned=scanned, chunk=snap.chunks_opened,
-                window_open_s=0.0 if opened is None else time.monotonic() - opened,
-                chunks_reselected=snap.chunks_reselected, rows_dropped=snap.rows_dropped,
-                failed=tuple((f.table, f.reason) for f in state.failed)))
 
     def _shutdown(self) -> int:
         log.info("stopping: flushing %d in-flight records", self.sink.in_flight())
