@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
 from connector.kafka.topic_creation import TopicCreation
-from connector.settings import keys
+from connector.settings import covered, keys
 from connector.settings.errors import ConfigError
 from connector.settings.model import ConnectorConfig
 from connector.settings.smt import removed_options, unwrap_settings
@@ -55,7 +55,8 @@ def _known_aliases() -> set[str]:
 
 def _unknown_key_warning(key: str, known: set[str]) -> None:
     """One warning for a key that changes nothing here, naming a close known key if any."""
-    candidates = known | IGNORED_KEYS | keys.SUPPORTED_KEYS | set(keys.DEFAULT_ONLY)
+    candidates = known | IGNORED_KEYS | keys.SUPPORTED_KEYS | set(keys.DEFAULT_ONLY) | \
+        set(covered.ACCEPTED)
     close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.8)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     log.warning("config: unknown key %r ignored%s", key, hint)
@@ -103,6 +104,11 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             fields[group][rest] = str(value)
         elif key in known:
             fields[key] = value
+        elif key in covered.ACCEPTED:
+            try:
+                covered.accept(key, value)
+            except ValueError as exc:
+                raise ConfigError(f"{source}: {key}: {exc} (got {str(value)!r})") from None
         elif key not in IGNORED_KEYS and not keys.changes_records(key):
             _unknown_key_warning(key, known)
     try:
