@@ -16,7 +16,7 @@ from confluent_kafka import KafkaException
 from connector import __version__
 from connector.kafka.reach import KafkaUnreachable
 from connector.logs import configure_logging
-from connector.settings.errors import ConfigError
+from connector.settings.errors import ConfigError, ConfigProblems
 from connector.settings.model import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE, ConnectorConfig
 from connector.settings.parse import load_config
 from connector.start_checks import ServicesUnreachable
@@ -147,6 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level)
     try:
         return _dispatch(args)
+    except ConfigProblems as exc:
+        for line in exc.lines:
+            print(f"error: {line}", file=sys.stderr)
+        return EXIT_USAGE
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

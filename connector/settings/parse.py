@@ -1,6 +1,7 @@
 """A Kafka Connect JSON file to a `ConnectorConfig`: key routing, refusals, errors, redaction.
 
-Any problem raises `ConfigError` whose message is one line naming the key and the reason.
+Any problem raises `ConfigError` whose message is one line naming the key and the reason;
+the keys of a file are all checked first, and every one refused is a line of `ConfigProblems`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
 from connector.kafka.topic_creation import TopicCreation
 from connector.settings import covered, keys
-from connector.settings.errors import ConfigError
+from connector.settings.errors import ConfigError, ConfigProblems
 from connector.settings.model import ConnectorConfig
 from connector.settings.smt import removed_options, unwrap_settings
 
@@ -81,19 +82,21 @@ def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]
 
 
 def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
-    """Validate a Kafka Connect style document; unknown keys warn once each."""
+    """Validate a Kafka Connect style document; unknown keys warn once each. Every refused
+    or invalid key is named in one ConfigProblems, a line each, so one run shows them all."""
     name, raw = _name_and_settings(document, source)
     known = _known_aliases()
     fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
                               "column_mappers": {}, "transform_settings": {},
                               "topic_creation_settings": {}}
+    problems: list[str] = []
     for key, value in raw.items():
         if key == "name":
             continue
         refused = keys.refusal(key, value, raw)
         if refused is not None:
-            raise ConfigError(f"{source}: {key}: {refused}")
-        if key.startswith(keys.COLUMN_MAPPER_PREFIXES):
+            problems.append(f"{source}: {key}: {refused}")
+        elif key.startswith(keys.COLUMN_MAPPER_PREFIXES):
             fields["column_mappers"][key] = str(value)
         elif key == "transforms" or key.startswith("transforms."):
             fields["transform_settings"][key] = str(value)
@@ -108,33 +111,42 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             try:
                 covered.accept(key, value)
             except ValueError as exc:
-                raise ConfigError(f"{source}: {key}: {exc} (got {str(value)!r})") from None
+                problems.append(f"{source}: {key}: {exc} (got {str(value)!r})")
         elif key not in IGNORED_KEYS and not keys.changes_records(key):
             _unknown_key_warning(key, known)
     try:
         unwrap_settings(fields["transform_settings"])
+    except ValueError as exc:
+        problems.append(f"{source}: {exc}")
+    try:
         TopicCreation.parse(fields["topic_creation_settings"])
     except ValueError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        problems.append(f"{source}: {exc}")
+    try:
+        config = ConnectorConfig.model_validate(fields)
+    except ValidationError as exc:
+        problems += _errors(exc, source)
+    if problems:
+        raise ConfigProblems(problems)
     for key in removed_options(fields["transform_settings"]):
         log.warning("config: %s is not read by Debezium 3 (removed in 2.x) and is ignored, as "
                     "there: deletes and tombstones follow delete.tombstone.handling.mode", key)
-    try:
-        return ConnectorConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise ConfigError(_first_error(exc, source)) from None
+    return config
 
 
-def _first_error(exc: ValidationError, source: str) -> str:
-    err = exc.errors()[0]
-    loc = err.get("loc", ())
-    key = str(loc[0]) if loc else "config"
-    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-    if err.get("type") == "missing":
-        message = "required setting is missing"
-    elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
-        message = f"{message} (got {err['input']!r})"
-    return f"{source}: {key}: {message}"
+def _errors(exc: ValidationError, source: str) -> list[str]:
+    """One line per invalid setting, naming it."""
+    lines = []
+    for err in exc.errors():
+        loc = err.get("loc", ())
+        key = str(loc[0]) if loc else "config"
+        message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if err.get("type") == "missing":
+            message = "required setting is missing"
+        elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
+            message = f"{message} (got {err['input']!r})"
+        lines.append(f"{source}: {key}: {message}")
+    return lines
 
 
 def load_config(path: str | Path) -> ConnectorConfig:
