@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
 from connector.kafka.topic_creation import TopicCreation
 from connector.settings import covered, keys
 from connector.settings.errors import ConfigError, ConfigProblems
+from connector.settings.kafka_security import is_security_key, librdkafka
 from connector.settings.model import ConnectorConfig
 from connector.settings.smt import removed_options, unwrap_settings
+from connector.settings.worker import read_properties, under_worker
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +84,19 @@ def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]
     return name, raw
 
 
-def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
-    """Validate a Kafka Connect style document; unknown keys warn once each. Every refused
-    or invalid key is named in one ConfigProblems, a line each, so one run shows them all."""
+def parse_config(document: Any, *, source: str = "config",
+                 worker: Mapping[str, str] | None = None,
+                 worker_source: str = "worker") -> ConnectorConfig:
+    """Validate a Kafka Connect style document, under a Connect worker's settings if given
+    (worker.py); unknown keys warn once each. Every refused or invalid key is named in one
+    ConfigProblems, a line each, so one run shows them all."""
     name, raw = _name_and_settings(document, source)
+    if worker is not None:
+        raw = under_worker(raw, worker, worker_source)
     known = _known_aliases()
     fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
                               "column_mappers": {}, "transform_settings": {},
-                              "topic_creation_settings": {}}
+                              "topic_creation_settings": {}, "kafka_security": {}}
     problems: list[str] = []
     for key, value in raw.items():
         if key == "name":
@@ -102,6 +110,8 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
             fields["transform_settings"][key] = str(value)
         elif key.startswith(TOPIC_CREATION):
             fields["topic_creation_settings"][key] = str(value)
+        elif is_security_key(key):
+            fields["kafka_security"][key] = str(value)
         elif key.startswith(PASSTHROUGH_PREFIXES):
             group, _, rest = key.partition(".")
             fields[group][rest] = str(value)
@@ -114,6 +124,10 @@ def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
                 problems.append(f"{source}: {key}: {exc} (got {str(value)!r})")
         elif key not in IGNORED_KEYS and not keys.changes_records(key):
             _unknown_key_warning(key, known)
+    for group, prefix in (("kafka_security", ""), ("producer", "producer."),
+                          ("consumer", "consumer.")):
+        fields[group], refused_here = librdkafka(fields[group], prefix)
+        problems += [f"{source}: {line}" for line in refused_here]
     try:
         unwrap_settings(fields["transform_settings"])
     except ValueError as exc:
@@ -149,8 +163,9 @@ def _errors(exc: ValidationError, source: str) -> list[str]:
     return lines
 
 
-def load_config(path: str | Path) -> ConnectorConfig:
-    """Read and validate a connector JSON file."""
+def load_config(path: str | Path, worker: str | Path | None = None) -> ConnectorConfig:
+    """Read and validate a connector JSON file, under a Connect worker's properties file
+    if given."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -163,4 +178,7 @@ def load_config(path: str | Path) -> ConnectorConfig:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    return parse_config(document, source=str(p))
+    if worker is None:
+        return parse_config(document, source=str(p))
+    return parse_config(document, source=str(p), worker=read_properties(worker),
+                        worker_source=str(worker))
