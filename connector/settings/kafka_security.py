@@ -17,13 +17,13 @@ from collections.abc import Mapping
 
 # Java names librdkafka reads under the same name and meaning.
 SAME = frozenset({"security.protocol", "sasl.mechanism", "ssl.endpoint.identification.algorithm",
-                  "sasl.kerberos.service.name"})
+                  "sasl.kerberos.service.name", "ssl.key.password"})
 # Java-only names rewritten here (the rest of ssl.*/sasl.* with a Java meaning is refused).
 JAVA_ONLY = frozenset({
     "sasl.jaas.config", "ssl.truststore.location", "ssl.truststore.type",
     "ssl.truststore.password", "ssl.truststore.certificates", "ssl.keystore.location",
     "ssl.keystore.type", "ssl.keystore.password", "ssl.keystore.certificate.chain",
-    "ssl.keystore.key", "ssl.key.password", "ssl.protocol", "ssl.enabled.protocols",
+    "ssl.keystore.key", "ssl.protocol", "ssl.enabled.protocols",
     "ssl.cipher.suites", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
     "ssl.secure.random.implementation", "ssl.engine.factory.class",
     "sasl.client.callback.handler.class", "sasl.login.callback.handler.class",
@@ -72,10 +72,11 @@ def _jaas(text: str, mechanism: str | None) -> tuple[dict[str, str], str | None]
     return out, None
 
 
-def librdkafka(settings: Mapping[str, str], prefix: str = "") -> tuple[dict[str, str],
-                                                                        list[str]]:
+def librdkafka(settings: Mapping[str, str], prefix: str = "",
+               mechanism: str | None = None) -> tuple[dict[str, str], list[str]]:
     """`settings` with the Java security names rewritten for librdkafka, and one line per
-    setting that cannot be (named with `prefix`, e.g. "producer.")."""
+    setting that cannot be (named with `prefix`, e.g. "producer."); `mechanism` is the
+    sasl.mechanism they inherit (the top level's, for a client's own settings)."""
     out = {k: v for k, v in settings.items() if k not in JAVA_ONLY}
     problems: list[str] = []
     given = {k: str(v).strip() for k, v in settings.items() if k in JAVA_ONLY}
@@ -84,7 +85,8 @@ def librdkafka(settings: Mapping[str, str], prefix: str = "") -> tuple[dict[str,
         problems.append(f"{prefix}{key}: {why}")
 
     if "sasl.jaas.config" in given:
-        mapped, why = _jaas(given["sasl.jaas.config"], settings.get("sasl.mechanism"))
+        mapped, why = _jaas(given["sasl.jaas.config"],
+                            settings.get("sasl.mechanism", mechanism))
         if why is not None:
             refuse("sasl.jaas.config", why)
         out.update(mapped)
@@ -99,7 +101,9 @@ def librdkafka(settings: Mapping[str, str], prefix: str = "") -> tuple[dict[str,
                    f"{prefix}ssl.truststore.type=PEM")
     if "ssl.truststore.certificates" in given:
         out["ssl.ca.pem"] = given["ssl.truststore.certificates"]
-    key_type = given.get("ssl.keystore.type", "JKS").upper()
+    # librdkafka's ssl.keystore.location is a PKCS12 file: taken unless typed otherwise
+    # (Java 9+ writes PKCS12 by default, and reads it under Kafka's default type JKS).
+    key_type = given.get("ssl.keystore.type", "PKCS12").upper()
     if "ssl.keystore.location" in given:
         if key_type == "PKCS12":
             out["ssl.keystore.location"] = given["ssl.keystore.location"]
@@ -114,8 +118,6 @@ def librdkafka(settings: Mapping[str, str], prefix: str = "") -> tuple[dict[str,
         out["ssl.certificate.pem"] = given["ssl.keystore.certificate.chain"]
     if "ssl.keystore.key" in given:
         out["ssl.key.pem"] = given["ssl.keystore.key"]
-        if "ssl.key.password" in given:
-            out["ssl.key.password"] = given["ssl.key.password"]
     for key in sorted(given.keys() & {"ssl.cipher.suites", "ssl.engine.factory.class",
                                       "sasl.client.callback.handler.class",
                                       "sasl.login.callback.handler.class", "sasl.login.class",

@@ -124,9 +124,10 @@ def parse_config(document: Any, *, source: str = "config",
                 problems.append(f"{source}: {key}: {exc} (got {str(value)!r})")
         elif key not in IGNORED_KEYS and not keys.changes_records(key):
             _unknown_key_warning(key, known)
+    inherited = fields["kafka_security"].get("sasl.mechanism")
     for group, prefix in (("kafka_security", ""), ("producer", "producer."),
                           ("consumer", "consumer.")):
-        fields[group], refused_here = librdkafka(fields[group], prefix)
+        fields[group], refused_here = librdkafka(fields[group], prefix, inherited)
         problems += [f"{source}: {line}" for line in refused_here]
     try:
         unwrap_settings(fields["transform_settings"])

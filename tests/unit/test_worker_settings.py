@@ -97,9 +97,30 @@ def test_producer_override_of_the_connector_maps_the_same_way(tmp_path: Path) ->
                           "ssl.keystore.password": "kpw"}
 
 
+def test_a_clients_jaas_config_takes_the_top_level_mechanism(tmp_path: Path) -> None:
+    c = _load(tmp_path, "bootstrap.servers=kafka:9093\nsasl.mechanism=SCRAM-SHA-512\n"
+              "consumer.sasl.jaas.config=org.apache.kafka.common.security.scram."
+              "ScramLoginModule required username=carol password=pw;\n")
+    assert c.consumer_settings()["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert c.consumer == {"sasl.username": "carol", "sasl.password": "pw"}
+
+
+def test_settings_in_librdkafkas_names_pass_unchanged(tmp_path: Path) -> None:
+    c = _load(tmp_path, "bootstrap.servers=kafka:9093\n",
+              **{"producer.ssl.keystore.location": "/etc/kafka/client.p12",
+                 "producer.ssl.keystore.password": "kpw",
+                 "producer.ssl.key.location": "/k.pem", "producer.ssl.key.password": "x",
+                 "producer.ssl.ca.location": "/ca.pem", "producer.sasl.username": "u"})
+    assert c.producer == {"ssl.keystore.location": "/etc/kafka/client.p12",
+                          "ssl.keystore.password": "kpw", "ssl.key.location": "/k.pem",
+                          "ssl.key.password": "x", "ssl.ca.location": "/ca.pem",
+                          "sasl.username": "u"}
+
+
 def test_what_librdkafka_cannot_read_is_one_line_each(tmp_path: Path) -> None:
     worker = ("bootstrap.servers=kafka:9093\nssl.truststore.location=/etc/kafka/trust.jks\n"
               "ssl.truststore.password=changeit\nconsumer.ssl.keystore.location=/k.jks\n"
+              "consumer.ssl.keystore.type=JKS\n"
               "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer."
               "OAuthBearerLoginModule required;\n")
     with pytest.raises(ConfigProblems) as err:
