@@ -16,7 +16,7 @@ from confluent_kafka import KafkaException
 from connector import __version__
 from connector.kafka.reach import KafkaUnreachable
 from connector.logs import configure_logging
-from connector.settings.errors import ConfigError
+from connector.settings.errors import ConfigError, ConfigProblems
 from connector.settings.model import MAX_CHUNK_DELAY_MS, MAX_CHUNK_SIZE, ConnectorConfig
 from connector.settings.parse import load_config
 from connector.start_checks import ServicesUnreachable
@@ -29,6 +29,12 @@ takes read-only incremental snapshots on demand (DBLog watermarks) and applies t
 topics to Iceberg tables with Spark. The connector file is Kafka Connect's JSON shape:
 {"name": "...", "config": {"database.hostname": ..., "topic.prefix": ..., ...}}.
 """
+
+
+WORKER_HELP = ("a Kafka Connect worker's properties file (connect-distributed.properties): "
+               "bootstrap.servers, offset.storage.*, converters, producer.*/consumer.* and "
+               "the clients' security settings are read from it where the connector file "
+               "does not set them")
 
 
 class UsageError(Exception):
@@ -79,11 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "then flush, commit offsets and exit 0 (1 if the task is FAILED "
                          "behind rest.port; PUT .../stop first makes it 0).")
     run.add_argument("--config", required=True, help="connector JSON file (Kafka Connect shape)")
+    run.add_argument("--worker", help=WORKER_HELP)
 
     sig = sub.add_parser("signal", help="send a signal to a running connector",
                          description="Produce a Debezium signal message to the connector's "
                          "signal topic (key = topic.prefix).")
     sig.add_argument("--config", required=True, help="connector JSON file")
+    sig.add_argument("--worker", help=WORKER_HELP)
     actions = _Subcommands(sig.add_subparsers(dest="action", metavar="ACTION",
                                               parser_class=_Parser))
     snap = actions.add_parser("execute-snapshot", help="start an incremental snapshot")
@@ -119,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Read the connector's committed offsets and print the "
                             "streaming position, snapshot progress per table and lag.")
     status.add_argument("--config", required=True, help="connector JSON file")
+    status.add_argument("--worker", help=WORKER_HELP)
     status.add_argument("--json", action="store_true", help="machine-readable output")
 
     spark = sub.add_parser("spark-apply", help="apply change topics to Iceberg tables (PySpark)",
@@ -128,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _config(path: str) -> ConnectorConfig:
-    return load_config(path)
+def _config(path: str, worker: str | None) -> ConnectorConfig:
+    return load_config(path, worker)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level)
     try:
         return _dispatch(args)
+    except ConfigProblems as exc:
+        for line in exc.lines:
+            print(f"error: {line}", file=sys.stderr)
+        return EXIT_USAGE
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -176,7 +189,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         given = any(a.startswith("--log-level") for a in args.spark_args)
         return int(spark_main(args.spark_args if given else
                               ["--log-level", args.log_level, *args.spark_args]))
-    config = _config(args.config)
+    config = _config(args.config, args.worker)
     if args.command == "run":
         from connector.run import run_connector
 

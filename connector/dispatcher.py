@@ -38,7 +38,8 @@ from signals.source import SourceSignalRow, SourceSignals
 
 log = logging.getLogger(__name__)
 
-# A primary-key update's d carries the new key and its c the old one (Debezium's headers).
+# A primary-key update's d carries the new key and its c the old one (Debezium's headers),
+# written as Connect's default header.converter writes the key struct (header_text.py).
 NEW_KEY = "__debezium.newkey"
 OLD_KEY = "__debezium.oldkey"
 
@@ -201,7 +202,8 @@ class Dispatcher:
                         snapshots.on_row_change(table_id, tx.gtid, after)
                     if enc.key_values(before) != enc.key_values(after):
                         old_key, new_key = enc.key(before), enc.key(after)
-                        new_key_header = key_header(NEW_KEY, new_key)  # on d and tombstone
+                        # the new key's header goes on the d and its tombstone
+                        new_key_header = key_header(NEW_KEY, enc.key_header(after))
                         send(topic, old_key, enc.value("d", before, None, source, now_ms, tx_meta),
                              new_key_header)
                         if self._tombstones:
@@ -212,7 +214,7 @@ class Dispatcher:
                             tx_meta = {"id": gtid, "total_order": total,
                                        "data_collection_order": per_table[table_id]}
                         send(topic, new_key, enc.value("c", None, after, source, now_ms, tx_meta),
-                             key_header(OLD_KEY, old_key))
+                             key_header(OLD_KEY, enc.key_header(before)))
                     else:
                         send(topic, enc.key(after),
                              enc.value("u", before, after, source, now_ms, tx_meta))

@@ -69,6 +69,7 @@ class ConnectorProcess:
         self.starts = 0
         self.log_offset = 0
         self.cli_options: list[str] = []  # before the subcommand, e.g. --log-level DEBUG
+        self.run_options: list[str] = []  # after `run --config FILE`, e.g. --worker FILE
 
     def start(self) -> None:
         self.starts += 1
@@ -79,7 +80,7 @@ class ConnectorProcess:
             out.flush()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "connector.cli", *self.cli_options, "run", "--config",
-                 str(self.config_path)], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+                 str(self.config_path), *self.run_options], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

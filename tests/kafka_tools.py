@@ -87,11 +87,14 @@ def json_records(bootstrap: str, topics: list[str], strip: str = "") -> list[dic
     out: list[dict[str, Any]] = []
     for topic in topics:
         for msg in consume_all(bootstrap, topic):
-            headers = [(k, header_value(v)) for k, v in (msg.headers() or [])]
+            raw = msg.headers() or []
+            headers = [(k, header_value(v)) for k, v in raw]
             out.append({"topic": topic.removeprefix(strip),
                         "key": json.loads(msg.key()) if msg.key() else None,
                         "value": json.loads(msg.value()) if msg.value() else None,
-                        "headers": dict(headers), "header_list": headers})
+                        "headers": dict(headers), "header_list": headers,
+                        "header_text": {k: None if v is None else v.decode("utf-8", "replace")
+                                        for k, v in raw}})
     return out
 
 

@@ -22,6 +22,7 @@ from connector.events.converters import (
     SchemaIdLookup,
     dumps,
 )
+from connector.events.header_text import struct_text
 from connector.events.history import CHANGE_SCHEMA
 from connector.events.source_block import (
     TRANSACTION_BLOCK,
@@ -154,6 +155,13 @@ class TableEncoder:
         if self._key is None or self._key_codec is None:
             return None  # Debezium writes null keys for tables without a primary key
         return self._key_codec.encode(self._key(row))
+
+    def key_header(self, row: dict[str, Any]) -> bytes | None:
+        """The key as Debezium's `__debezium.newkey`/`oldkey` header holds it: written by
+        Connect's default header.converter (SimpleHeaderConverter), whatever the key's."""
+        if self._key is None or self.key_schema is None:
+            return None
+        return struct_text(self.key_schema, self._key(row))
 
     @property
     def row_encoding(self) -> RowEncoding | None:

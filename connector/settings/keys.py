@@ -108,7 +108,8 @@ def _transform_refusal(key: str, value: Any, settings: Mapping[str, Any]) -> str
             kind = _text(settings.get(f"transforms.{alias}.type", ""))
             if kind not in SUPPORTED_TRANSFORMS:
                 return (f"transform {alias!r} ({kind or 'no type'}) is not applied here"
-                        f" (supported: {', '.join(sorted(SUPPORTED_TRANSFORMS)) or 'none'})")
+                        f" (supported: {', '.join(sorted(SUPPORTED_TRANSFORMS)) or 'none'});"
+                        f" take {alias!r} out of transforms")
         return None
     alias, _, option = key.removeprefix("transforms.").partition(".")
     aliases = {a.strip() for a in _text(settings.get("transforms", "")).split(",")}
@@ -116,7 +117,8 @@ def _transform_refusal(key: str, value: Any, settings: Mapping[str, Any]) -> str
         return None  # Kafka Connect reads options of listed transforms only
     kind = _text(settings.get(f"transforms.{alias}.type", ""))
     if option not in SUPPORTED_TRANSFORMS.get(kind, frozenset()):
-        return f"option {option!r} of {kind or 'the transform'} is not applied here"
+        return (f"option {option!r} of {kind or 'the transform'} is not applied here; "
+                "remove the key")
     return None
 
 
@@ -146,15 +148,16 @@ def refusal(key: str, value: Any, settings: Mapping[str, Any]) -> str | None:
     if key.startswith(COLUMN_MAPPER_PREFIXES):
         return _mapper_refusal(key)
     if key in REFUSED_KEYS:
-        return f"changes what is written and is not supported ({REFUSED_KEYS[key]})"
+        return (f"changes what is written and is not supported ({REFUSED_KEYS[key]}); "
+                "remove the key")
     for prefix, why in REFUSED_PREFIXES.items():
         if key.startswith(prefix):
-            return f"changes what is written and is not supported ({why})"
+            return f"changes what is written and is not supported ({why}); remove the key"
     allowed = DEFAULT_ONLY.get(key)
     if allowed is not None and _text(value).lower() not in allowed:
         shown = allowed[0] or "empty"
         return (f"changes what is written; only {shown!r} (Debezium's default) is supported "
-                f"(got {_text(value)!r})")
+                f"(got {_text(value)!r}); set it to {shown!r} or remove the key")
     return None
 
 

@@ -140,6 +140,8 @@ class ConnectorConfig(BaseModel):
     topic_creation_settings: dict[str, str] = Field(default_factory=dict)
     producer: dict[str, str] = Field(default_factory=dict)
     consumer: dict[str, str] = Field(default_factory=dict)
+    # librdkafka settings of every client: the Java security settings, rewritten (parse.py).
+    kafka_security: dict[str, str] = Field(default_factory=dict)
     # Set from the server at start (`with_server_flavour`); never read from the file.
     server_flavour: Literal["mysql", "mariadb"] | None = Field(None, exclude=True)
     failure_handling_mode: Literal["fail", "warn", "skip", "ignore"] = Field(
@@ -343,7 +345,8 @@ class ConnectorConfig(BaseModel):
     def kafka_common(self) -> dict[str, Any]:
         """librdkafka settings shared by producer and consumers (TLS/SASL pass through here);
         its log lines go through Python logging, a down broker's repeats to DEBUG."""
-        return {"bootstrap.servers": self.bootstrap_servers, "logger": KAFKA_LOG}
+        return {"bootstrap.servers": self.bootstrap_servers, "logger": KAFKA_LOG,
+                **self.kafka_security}
 
     def producer_settings(self) -> dict[str, Any]:
         return {**self.kafka_common(), **self.producer}

@@ -1,6 +1,7 @@
 """A Kafka Connect JSON file to a `ConnectorConfig`: key routing, refusals, errors, redaction.
 
-Any problem raises `ConfigError` whose message is one line naming the key and the reason.
+Any problem raises `ConfigError` whose message is one line naming the key and the reason;
+the keys of a file are all checked first, and every one refused is a line of `ConfigProblems`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,12 @@ from pydantic import ValidationError
 
 from connector.kafka.topic_creation import PREFIX as TOPIC_CREATION
 from connector.kafka.topic_creation import TopicCreation
-from connector.settings import keys
-from connector.settings.errors import ConfigError
+from connector.settings import covered, keys
+from connector.settings.errors import ConfigError, ConfigProblems
+from connector.settings.kafka_security import is_security_key, librdkafka
 from connector.settings.model import ConnectorConfig
 from connector.settings.smt import removed_options, unwrap_settings
+from connector.settings.worker import read_properties, under_worker
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +59,8 @@ def _known_aliases() -> set[str]:
 
 def _unknown_key_warning(key: str, known: set[str]) -> None:
     """One warning for a key that changes nothing here, naming a close known key if any."""
-    candidates = known | IGNORED_KEYS | keys.SUPPORTED_KEYS | set(keys.DEFAULT_ONLY)
+    candidates = known | IGNORED_KEYS | keys.SUPPORTED_KEYS | set(keys.DEFAULT_ONLY) | \
+        set(covered.ACCEPTED)
     close = difflib.get_close_matches(key, sorted(candidates), n=1, cutoff=0.8)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     log.warning("config: unknown key %r ignored%s", key, hint)
@@ -79,60 +84,89 @@ def _name_and_settings(document: Any, source: str) -> tuple[str, dict[str, Any]]
     return name, raw
 
 
-def parse_config(document: Any, *, source: str = "config") -> ConnectorConfig:
-    """Validate a Kafka Connect style document; unknown keys warn once each."""
+def parse_config(document: Any, *, source: str = "config",
+                 worker: Mapping[str, str] | None = None,
+                 worker_source: str = "worker") -> ConnectorConfig:
+    """Validate a Kafka Connect style document, under a Connect worker's settings if given
+    (worker.py); unknown keys warn once each. Every refused or invalid key is named in one
+    ConfigProblems, a line each, so one run shows them all."""
     name, raw = _name_and_settings(document, source)
+    if worker is not None:
+        raw = under_worker(raw, worker, worker_source)
     known = _known_aliases()
     fields: dict[str, Any] = {"name": name, "producer": {}, "consumer": {},
                               "column_mappers": {}, "transform_settings": {},
-                              "topic_creation_settings": {}}
+                              "topic_creation_settings": {}, "kafka_security": {}}
+    problems: list[str] = []
     for key, value in raw.items():
         if key == "name":
             continue
         refused = keys.refusal(key, value, raw)
         if refused is not None:
-            raise ConfigError(f"{source}: {key}: {refused}")
-        if key.startswith(keys.COLUMN_MAPPER_PREFIXES):
+            problems.append(f"{source}: {key}: {refused}")
+        elif key.startswith(keys.COLUMN_MAPPER_PREFIXES):
             fields["column_mappers"][key] = str(value)
         elif key == "transforms" or key.startswith("transforms."):
             fields["transform_settings"][key] = str(value)
         elif key.startswith(TOPIC_CREATION):
             fields["topic_creation_settings"][key] = str(value)
+        elif is_security_key(key):
+            fields["kafka_security"][key] = str(value)
         elif key.startswith(PASSTHROUGH_PREFIXES):
             group, _, rest = key.partition(".")
             fields[group][rest] = str(value)
         elif key in known:
             fields[key] = value
+        elif key in covered.ACCEPTED:
+            try:
+                covered.accept(key, value)
+            except ValueError as exc:
+                problems.append(f"{source}: {key}: {exc} (got {str(value)!r})")
         elif key not in IGNORED_KEYS and not keys.changes_records(key):
             _unknown_key_warning(key, known)
+    inherited = fields["kafka_security"].get("sasl.mechanism")
+    for group, prefix in (("kafka_security", ""), ("producer", "producer."),
+                          ("consumer", "consumer.")):
+        fields[group], refused_here = librdkafka(fields[group], prefix, inherited)
+        problems += [f"{source}: {line}" for line in refused_here]
     try:
         unwrap_settings(fields["transform_settings"])
+    except ValueError as exc:
+        problems.append(f"{source}: {exc}")
+    try:
         TopicCreation.parse(fields["topic_creation_settings"])
     except ValueError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        problems.append(f"{source}: {exc}")
+    try:
+        config = ConnectorConfig.model_validate(fields)
+    except ValidationError as exc:
+        problems += _errors(exc, source)
+    if problems:
+        raise ConfigProblems(problems)
     for key in removed_options(fields["transform_settings"]):
         log.warning("config: %s is not read by Debezium 3 (removed in 2.x) and is ignored, as "
                     "there: deletes and tombstones follow delete.tombstone.handling.mode", key)
-    try:
-        return ConnectorConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise ConfigError(_first_error(exc, source)) from None
+    return config
 
 
-def _first_error(exc: ValidationError, source: str) -> str:
-    err = exc.errors()[0]
-    loc = err.get("loc", ())
-    key = str(loc[0]) if loc else "config"
-    message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-    if err.get("type") == "missing":
-        message = "required setting is missing"
-    elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
-        message = f"{message} (got {err['input']!r})"
-    return f"{source}: {key}: {message}"
+def _errors(exc: ValidationError, source: str) -> list[str]:
+    """One line per invalid setting, naming it."""
+    lines = []
+    for err in exc.errors():
+        loc = err.get("loc", ())
+        key = str(loc[0]) if loc else "config"
+        message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if err.get("type") == "missing":
+            message = "required setting is missing"
+        elif "input" in err and not is_secret(key) and not isinstance(err["input"], dict):
+            message = f"{message} (got {err['input']!r})"
+        lines.append(f"{source}: {key}: {message}")
+    return lines
 
 
-def load_config(path: str | Path) -> ConnectorConfig:
-    """Read and validate a connector JSON file."""
+def load_config(path: str | Path, worker: str | Path | None = None) -> ConnectorConfig:
+    """Read and validate a connector JSON file, under a Connect worker's properties file
+    if given."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -145,4 +179,7 @@ def load_config(path: str | Path) -> ConnectorConfig:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    return parse_config(document, source=str(p))
+    if worker is None:
+        return parse_config(document, source=str(p))
+    return parse_config(document, source=str(p), worker=read_properties(worker),
+                        worker_source=str(worker))

@@ -128,6 +128,9 @@ STREAMING = [
     "UPDATE pk SET id = id + 100 WHERE id IN (1, 2)",
     "UPDATE pk SET v = 33 WHERE id = 3",
     "DELETE FROM pk WHERE id = 101",
+    # a key whose text needs escaping in the key headers (a quote and a backslash)
+    "INSERT INTO pk VALUES (4, 'q\"\\\\', 4)",
+    "UPDATE pk SET id = 104 WHERE id = 4",
     # a table without a primary key, and one whose name is not a valid topic name
     "CREATE TABLE nokey (a INT, b VARCHAR(5))",
     "INSERT INTO nokey VALUES (1, 'x'), (1, 'x')",

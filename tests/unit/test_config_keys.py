@@ -37,7 +37,7 @@ def run_cli(path: Path) -> subprocess.CompletedProcess[str]:
       "org.apache.kafka.connect.transforms.RegexRouter"},
      ("transforms: transform 'route' (org.apache.kafka.connect.transforms.RegexRouter) is "
       "not applied here")),
-    ({"predicates": "p", "predicates.p.type": "x"}, "predicates: changes what is written"),
+    ({"predicates": "p"}, "predicates: changes what is written"),
     ({"converters": "boolean"}, "converters: changes what is written and is not supported"),
     ({"column.mask.hash.MD2.with.salt.s": "db.t.c"},
      "column.mask.hash.MD2.with.salt.s: hash algorithm 'MD2' is not supported"),
@@ -65,6 +65,43 @@ def test_a_record_changing_key_not_honoured_exits_2_naming_it(
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and line in lines[0], lines
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_every_refused_or_invalid_key_of_a_file_is_named_in_one_run(tmp_path: Path) -> None:
+    """A production Debezium JSON with several keys gtidmark cannot honour: all of them in
+    one run (in the file's order, then the invalid values), each with what to do instead."""
+    path = tmp_path / "connector.json"
+    path.write_text(json.dumps({"name": "shop-connector", "config": {
+        "database.hostname": "replica.example", "database.user": "cdc",
+        "database.server.id": "5400", "topic.prefix": "shop",
+        "include.schema.changes": "false", "binary.handling.mode": "base64",
+        "converters": "boolean", "transforms": "route",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
+        "snapshot.locking.mode": "shared", "database.port": "x"}}))
+    result = run_cli(path)
+    assert result.returncode == 2
+    assert [line.removeprefix(f"error: {path}: ") for line in result.stderr.splitlines()] == [
+        ("include.schema.changes: changes what is written; only 'true' (Debezium's default) is "
+         "supported (got 'false'); set it to 'true' or remove the key"),
+        ("binary.handling.mode: changes what is written; only 'bytes' (Debezium's default) is "
+         "supported (got 'base64'); set it to 'bytes' or remove the key"),
+        ("converters: changes what is written and is not supported (custom converters are "
+         "Java classes); remove the key"),
+        ("transforms: transform 'route' (org.apache.kafka.connect.transforms.RegexRouter) is "
+         "not applied here (supported: io.debezium.transforms.ExtractNewRecordState); take "
+         "'route' out of transforms"),
+        ("schema.history.internal: gtidmark keeps the schema history in a Kafka topic "
+         "(io.debezium.storage.kafka.history.KafkaSchemaHistory, schema.history.internal."
+         "kafka.topic); this class would keep it elsewhere, where it would not be found: use "
+         "io.debezium.storage.kafka.history.KafkaSchemaHistory or leave the key out (got "
+         "'io.debezium.storage.file.history.FileSchemaHistory')"),
+        ("snapshot.locking.mode: one of minimal, minimal_percona, "
+         "minimal_percona_no_table_locks, extended, none, custom (got 'shared')"),
+        ("database.port: Input should be a valid integer, unable to parse string as an "
+         "integer (got 'x')"),
+        "bootstrap.servers: required setting is missing",
+    ], result.stderr
 
 
 def test_an_unknown_key_close_to_a_known_one_warns_with_did_you_mean(tmp_path: Path) -> None:
