@@ -2,9 +2,22 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup apt mysql-root kafka-jars test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root kafka-jars native test test-unit demo lint typecheck bench clean
 
-setup: apt mysql-root $(STAMP) jars kafka-jars
+setup: apt mysql-root $(STAMP) native jars kafka-jars
+
+# The compiled record writer (Rust, PyO3): connector/events/native -> connector/events/_native
+# (an abi3 module for CPython >= 3.11). Crates come from crates.io into cargo's own cache.
+NATIVE_SRC := connector/events/native
+NATIVE := connector/events/_native.abi3.so
+native: $(NATIVE)
+
+$(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(NATIVE_SRC)/src/lib.rs
+	@command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup.rs), then run make setup again" >&2; exit 1; }
+	@PYO3_PYTHON=$$([ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3) cargo build --release --locked --quiet \
+	  --manifest-path $(NATIVE_SRC)/Cargo.toml \
+	  || { echo "setup: building $(NATIVE) failed (cargo's errors above)" >&2; exit 1; }
+	@cp $(NATIVE_SRC)/target/release/lib_native.so $(NATIVE)
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service
@@ -70,4 +83,4 @@ bench: setup
 	$(PY) bench/spark_apply.py
 
 clean:
-	rm -rf .venv .local build *.egg-info
+	rm -rf .venv .local build *.egg-info $(NATIVE_SRC)/target $(NATIVE)
