@@ -17,7 +17,8 @@ $(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(NATIVE_SRC)/src/l
 	@PYO3_PYTHON=$$([ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3) cargo build --release --locked --quiet \
 	  --manifest-path $(NATIVE_SRC)/Cargo.toml \
 	  || { echo "setup: building $(NATIVE) failed (cargo's errors above)" >&2; exit 1; }
-	@cp $(NATIVE_SRC)/target/release/lib_native.so $(NATIVE)
+	@# a new file, renamed into place: a running gtidmark keeps the module it mapped
+	@cp $(NATIVE_SRC)/target/release/lib_native.so $(NATIVE).new && mv -f $(NATIVE).new $(NATIVE)
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service

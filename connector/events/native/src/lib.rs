@@ -265,15 +265,15 @@ impl TableRecords {
         Ok(PyBytes::new(py, &buf))
     }
 
-    /// The (key, value) records of one rows event: `op` "c" or "r" (rows are the after
-    /// images), "d" (the before images) or "u" ((before, after) pairs, one key). Row i has
-    /// source.row i; with `transaction` (id, total, per table: the counts before the batch)
-    /// its block counts i + 1 on from them.
+    /// The (key, value) records of (part of) one rows event: `op` "c" or "r" (rows are the
+    /// after images), "d" (the before images) or "u" ((before, after) pairs, one key). Row i
+    /// is the event's row `first` + i: its source.row, and with `transaction` (id, total,
+    /// per table: the counts before the event) its block counts `first` + i + 1 on.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (op, rows, head, tail, ts_ms, transaction))]
+    #[pyo3(signature = (op, rows, head, tail, ts_ms, transaction, first))]
     fn records<'py>(&self, py: Python<'py>, op: &str, rows: &Bound<'py, PyList>,
                     head: Bound<'py, PyString>, tail: Bound<'py, PyString>, ts_ms: i64,
-                    transaction: Option<(Bound<'py, PyString>, i64, i64)>)
+                    transaction: Option<(Bound<'py, PyString>, i64, i64)>, first: i64)
                     -> PyResult<Bound<'py, PyList>> {
         let frame = Frame { op: op_text(op), head: raw_bytes(&head)?, tail: raw_bytes(&tail)?,
                             ts_ms: ts_ms as i128 };
@@ -292,7 +292,8 @@ impl TableRecords {
         let out = PyList::empty(py);
         let mut buf = Vec::with_capacity(self.value_prefix.len() + 1024);
         let mut tx = Vec::with_capacity(tx_head.len() + 64);
-        for (i, item) in rows.iter().enumerate() {
+        for (n, item) in rows.iter().enumerate() {
+            let i = first + n as i64;
             tx.clear();
             match &transaction {
                 Some((_, total, per_table)) => {
@@ -307,18 +308,18 @@ impl TableRecords {
             buf.clear();
             let key = match kind {
                 0 => {
-                    self.value_into(py, &mut buf, &frame, None, Some(&item), i as i64, &tx)?;
+                    self.value_into(py, &mut buf, &frame, None, Some(&item), i, &tx)?;
                     self.key_into(py, &item)?
                 }
                 1 => {
-                    self.value_into(py, &mut buf, &frame, Some(&item), None, i as i64, &tx)?;
+                    self.value_into(py, &mut buf, &frame, Some(&item), None, i, &tx)?;
                     self.key_into(py, &item)?
                 }
                 _ => {
                     let pair = item.downcast::<PyTuple>()?;
                     let (before, after) = (pair.get_item(0)?, pair.get_item(1)?);
                     self.value_into(py, &mut buf, &frame, Some(&before), Some(&after),
-                                    i as i64, &tx)?;
+                                    i, &tx)?;
                     self.key_into(py, &after)?
                 }
             };
