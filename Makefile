@@ -79,6 +79,7 @@ demo: setup
 	$(PY) -m connector.demo --flavour $(FLAVOUR)
 
 bench: setup
+	$(PY) bench/encode.py
 	$(PY) bench/stream.py
 	$(PY) bench/snapshot.py
 	$(PY) bench/spark_apply.py
