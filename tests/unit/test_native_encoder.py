@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import importlib
 import struct
+import sys
 from typing import Any
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.events import EventEncoder, SourceInfo, TableEncoder, envelope
+from connector.events import EventEncoder, SourceInfo, TableEncoder, compiled, envelope
 from connector.schema import Column, TableSchema
 from connector.settings.parse import parse_config
 from tests.reference_encoder import ReferenceEncoder
@@ -173,3 +175,15 @@ def test_snapshot_framing_around_a_read_row_is_the_r_record(
     key, after = enc.read_row(row)
     head, tail = enc.read_framing(source, ts_ms)
     assert (key, head + after + tail) == expected
+
+
+def test_a_checkout_without_the_built_module_says_to_run_make_native() -> None:
+    with mock.patch.dict(sys.modules, {"connector.events._native": None}):
+        try:
+            importlib.reload(compiled)
+        except ImportError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("imported without the module")
+    importlib.reload(compiled)
+    assert "run `make native`" in message and "\n" not in message
