@@ -2,9 +2,23 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup apt mysql-root kafka-jars connect-jars test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root kafka-jars connect-jars native test test-unit demo lint typecheck bench clean
 
-setup: apt mysql-root $(STAMP) jars kafka-jars connect-jars
+setup: apt mysql-root $(STAMP) native jars kafka-jars connect-jars
+
+# The compiled record writer (Rust, PyO3): connector/events/native -> connector/events/_native
+# (an abi3 module for CPython >= 3.11). Crates come from crates.io into cargo's own cache.
+NATIVE_SRC := connector/events/native
+NATIVE := connector/events/_native.abi3.so
+native: $(NATIVE)
+
+$(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(NATIVE_SRC)/src/lib.rs
+	@command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup.rs), then run make setup again" >&2; exit 1; }
+	@PYO3_PYTHON=$$([ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3) cargo build --release --locked --quiet \
+	  --manifest-path $(NATIVE_SRC)/Cargo.toml \
+	  || { echo "setup: building $(NATIVE) failed (cargo's errors above)" >&2; exit 1; }
+	@# a new file, renamed into place: a running gtidmark keeps the module it mapped
+	@cp $(NATIVE_SRC)/target/release/lib_native.so $(NATIVE).new && mv -f $(NATIVE).new $(NATIVE)
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service
@@ -71,9 +85,10 @@ demo: setup
 	$(PY) -m connector.demo --flavour $(FLAVOUR)
 
 bench: setup
+	$(PY) bench/encode.py
 	$(PY) bench/stream.py
 	$(PY) bench/snapshot.py
 	$(PY) bench/spark_apply.py
 
 clean:
-	rm -rf .venv .local build *.egg-info
+	rm -rf .venv .local build *.egg-info $(NATIVE_SRC)/target $(NATIVE)

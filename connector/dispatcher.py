@@ -21,7 +21,7 @@ from connector.binlog.ddl import _QNAME, DdlChange, _qualified, parse_ddl, strip
 from connector.binlog.declared import DeclaredColumns
 from connector.binlog.transactions import InnerDdl, Transaction
 from connector.ddl_events import drop_statement_parts, java_set_names, rename_statements
-from connector.events.envelope import EventEncoder
+from connector.events.envelope import EventEncoder, TableEncoder
 from connector.events.history import history_change, table_change
 from connector.events.source_block import SourceInfo
 from connector.events.unwrap import with_transforms
@@ -162,7 +162,6 @@ class Dispatcher:
         gtid = str(tx.gtid)
         ts_us = tx.ts_us
         snapshots = self._snapshots
-        tx_meta: dict[str, Any] | None = None
         if tx.piece == 0:
             self._tx_total, self._tx_per_table = 0, {}
         per_table = self._tx_per_table
@@ -185,54 +184,64 @@ class Dispatcher:
                                 server_id=tx.server_id, gtid=gtid, file=tx.file,
                                 pos=change.pos, row=0, thread=tx.thread, query=None)
             now_ms = int(time.time() * 1000)
-            topic = enc.topic
-            table_id = table.id
-            watched = table_id == snapshots.watched_table
-            for index, row in enumerate(change.rows):
-                source.row = index
+            rows = change.rows
+            if table.id == snapshots.watched_table:
+                for row in rows:
+                    for image in row if change.op == "u" else (row,):
+                        snapshots.on_row_change(table.id, tx.gtid, image)
+            if change.op == "u" and any(enc.key_values(b) != enc.key_values(a) for b, a in rows):
+                total = self._key_updates(enc, rows, source, now_ms, total)
+            elif rows:
+                batch_tx = None
                 if self._tx_metadata:
-                    total += 1
-                    per_table[table_id] = per_table.get(table_id, 0) + 1
-                    tx_meta = {"id": gtid, "total_order": total,
-                               "data_collection_order": per_table[table_id]}
-                if change.op == "u":
-                    before, after = row
-                    if watched:
-                        snapshots.on_row_change(table_id, tx.gtid, before)
-                        snapshots.on_row_change(table_id, tx.gtid, after)
-                    if enc.key_values(before) != enc.key_values(after):
-                        old_key, new_key = enc.key(before), enc.key(after)
-                        # the new key's header goes on the d and its tombstone
-                        new_key_header = key_header(NEW_KEY, enc.key_header(after))
-                        send(topic, old_key, enc.value("d", before, None, source, now_ms, tx_meta),
-                             new_key_header)
-                        if self._tombstones:
-                            send(topic, old_key, None, new_key_header)
-                        if self._tx_metadata:  # the c is an event of its own, as in Debezium
-                            total += 1
-                            per_table[table_id] += 1
-                            tx_meta = {"id": gtid, "total_order": total,
-                                       "data_collection_order": per_table[table_id]}
-                        send(topic, new_key, enc.value("c", None, after, source, now_ms, tx_meta),
-                             key_header(OLD_KEY, enc.key_header(before)))
-                    else:
-                        send(topic, enc.key(after),
-                             enc.value("u", before, after, source, now_ms, tx_meta))
-                elif change.op == "c":
-                    if watched:
-                        snapshots.on_row_change(table_id, tx.gtid, row)
-                    send(topic, enc.key(row), enc.value("c", None, row, source, now_ms, tx_meta))
-                else:
-                    if watched:
-                        snapshots.on_row_change(table_id, tx.gtid, row)
-                    key = enc.key(row)
-                    send(topic, key, enc.value("d", row, None, source, now_ms, tx_meta))
-                    if self._tombstones:
+                    batch_tx = (gtid, total, per_table.get(table.id, 0))
+                    total += len(rows)
+                    per_table[table.id] = batch_tx[2] + len(rows)
+                topic = enc.topic
+                tombstones = self._tombstones and change.op == "d"
+                # One call writes the whole rows event's records (compiled: events/native).
+                for key, value in enc.records(change.op, rows, source, now_ms, batch_tx):
+                    send(topic, key, value)
+                    if tombstones:
                         send(topic, key, None)
-            self.rows_out += len(change.rows)
-            if change.rows:
-                self._last_row = len(change.rows) - 1
+            self.rows_out += len(rows)
+            if rows:
+                self._last_row = len(rows) - 1
         self._tx_total = total
+
+    def _key_updates(self, enc: TableEncoder, rows: list[Any], source: SourceInfo,
+                     now_ms: int, total: int) -> int:
+        """An UPDATE event of which a row changes its key: per row, a d (and tombstone) and
+        a c for those that do, a u for the others, as Debezium; returns the new total."""
+        send = self._sink.send
+        topic, table_id, gtid = enc.topic, enc.schema.id, source.gtid or ""
+        per_table = self._tx_per_table
+
+        def counted() -> dict[str, Any] | None:
+            nonlocal total
+            if not self._tx_metadata:
+                return None
+            total += 1
+            per_table[table_id] = per_table.get(table_id, 0) + 1
+            return {"id": gtid, "total_order": total,
+                    "data_collection_order": per_table[table_id]}
+        for index, (before, after) in enumerate(rows):
+            source.row = index
+            tx_meta = counted()
+            if enc.key_values(before) == enc.key_values(after):
+                send(topic, enc.key(after),
+                     enc.value("u", before, after, source, now_ms, tx_meta))
+                continue
+            old_key, new_key = enc.key(before), enc.key(after)
+            new_key_header = key_header(NEW_KEY, enc.key_header(after))  # on d and tombstone
+            send(topic, old_key, enc.value("d", before, None, source, now_ms, tx_meta),
+                 new_key_header)
+            if self._tombstones:
+                send(topic, old_key, None, new_key_header)
+            tx_meta = counted()  # the c is an event of its own, as in Debezium
+            send(topic, new_key, enc.value("c", None, after, source, now_ms, tx_meta),
+                 key_header(OLD_KEY, enc.key_header(before)))
+        return total
 
     def emit_snapshot_rows(self, schema: TableSchema, rows: list[Any], file: str,
                            pos: int) -> None:

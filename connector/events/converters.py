@@ -1,7 +1,8 @@
 """Kafka Connect converters: JsonConverter (with or without schemas) and Confluent's Avro.
 
 A `Codec` is built once per (topic, Connect schema) and then only serializes payloads: the JSON
-codec splices each payload into the pre-serialized schema part instead of re-encoding it.
+codec's schema part is serialized once; change records are written around it by compiled code
+(events/native) and the other records by splicing each payload in.
 """
 
 from __future__ import annotations
@@ -9,8 +10,7 @@ from __future__ import annotations
 import binascii
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping
-from json.encoder import encode_basestring
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from connector.events.avro import avro_schema
@@ -77,73 +77,14 @@ class JsonCodec:
             return dict(json.loads(raw[len(self._prefix_bytes):-1]))
         return dict(json.loads(raw)["payload"])
 
-    def framer(self, write: Callable[[Mapping[str, Any]], str]
-               ) -> Callable[[Mapping[str, Any]], bytes]:
-        """`frame(write(row))` as one function (keys: one call per record, not four)."""
-        if self._schemas:
-            prefix = self._prefix
-            return lambda row: (prefix + write(row) + "}").encode("utf-8")
-        return lambda row: write(row).encode("utf-8")
+    @property
+    def prefix(self) -> bytes:
+        """The bytes before each payload (the schema part), empty without schemas."""
+        return self._prefix_bytes
 
-    def frame(self, payload_json: str) -> bytes:
-        """The record for a payload already serialized as JSON text (see JsonRowWriter)."""
-        if self._schemas:  # the schema part is kilobytes: join bytes, encode the payload only
-            return b"".join((self._prefix_bytes, payload_json.encode("utf-8"), b"}"))
-        return payload_json.encode("utf-8")
-
-
-# How a converted value of each Connect type is written, with the generic encoder as the
-# fallback for anything unexpected, so the text is always what `dumps` would produce.
-_WRITE_BY_TYPE = {
-    "int8": "str(v) if type(v) is int else D(v)",
-    "int16": "str(v) if type(v) is int else D(v)",
-    "int32": "str(v) if type(v) is int else D(v)",
-    "int64": "str(v) if type(v) is int else D(v)",
-    "string": "E(v) if type(v) is str else D(v)",
-    "bytes": "'\"' + B(v, newline=False).decode('ascii') + '\"' if type(v) is bytes else D(v)",
-    "boolean": "('true' if v else 'false') if type(v) is bool else D(v)",
-}
-
-
-class JsonRowWriter:
-    """Row dict -> the JSON text of its converted columns, with no dict in between.
-
-    Same output as `dumps(RowConverter(...)(row))`, generated once per table: the hot path
-    of every change event, where the generic encoder's per-value dispatch dominated.
-    Each column is (name, Connect type, converter or None, NOT NULL fallback).
-    """
-
-    __slots__ = ("write",)
-
-    def __init__(self, columns: Iterable[tuple[str, str, Callable[[Any], Any] | None, Any]]
-                 ) -> None:
-        env: dict[str, Any] = {"D": _dumps, "E": encode_basestring, "B": binascii.b2a_base64}
-        lines = ["def write(row):", "    g = row.get"]
-        parts = []
-        for i, (name, connect_type, convert, fallback) in enumerate(columns):
-            env[f"f{i}"] = fallback
-            key = repr(name)
-            if convert is None:
-                lines.append(f"    v = f{i} if (v := g({key})) is None else v")
-            else:
-                env[f"c{i}"] = convert
-                lines.append(f"    v = f{i} if (v := g({key})) is None or (v := c{i}(v)) is None"
-                             " else v")
-            write = _WRITE_BY_TYPE.get(connect_type, "D(v)")
-            lines.append(f"    s{i} = 'null' if v is None else {write}")
-            sep = "{" if i == 0 else ","
-            parts.append(repr(sep + _dumps(name) + ":"))
-            parts.append(f"s{i}")
-        if not parts:
-            lines.append("    return '{}'")
-        else:
-            lines.append("    return ''.join((" + ", ".join(parts) + ", '}'))")
-        source = "\n".join(lines) + "\n"
-        exec(compile(source, "<json-row-writer>", "exec"), env)  # noqa: S102 - names repr()'d
-        self.write: Callable[[Mapping[str, Any]], str] = env["write"]
-
-    def __call__(self, row: Mapping[str, Any]) -> str:
-        return self.write(row)
+    @property
+    def schemas(self) -> bool:
+        return self._schemas
 
 
 class AvroCodec:

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from connector.events.column_mappers import ColumnMappers
 from connector.events.column_selection import ColumnSelection
-from connector.events.converters import (
-    Codec,
-    CodecFactory,
-    JsonCodec,
-    JsonRowWriter,
-    SchemaIdLookup,
-    dumps,
-)
+from connector.events.compiled import RowWriter, TableRecords
+from connector.events.converters import Codec, CodecFactory, JsonCodec, SchemaIdLookup, dumps
 from connector.events.header_text import struct_text
 from connector.events.history import CHANGE_SCHEMA
 from connector.events.source_block import (
@@ -32,6 +26,7 @@ from connector.events.source_block import (
 )
 from connector.events.source_block import schema_field as _f
 from connector.events.types import FieldMapping, RowConverter, connect_field, field_mapping
+from connector.events.values import Converter
 from connector.schema import Column, TableSchema
 from connector.settings.model import ConnectorConfig
 
@@ -77,12 +72,27 @@ def _supported(schema: TableSchema, columns: list[Column], dec: str, tpm: str) -
     return kept
 
 
-_OPS = {op: f'"{op}"' for op in ("c", "u", "d", "r")}
+WriterColumn = tuple[str, str, Converter | None, Any]
+"""A column as the JSON writer sees it: name, Connect type, converter, NOT NULL fallback."""
 
 
-def _row_writer(columns: list[Column], mappings: list[FieldMapping]) -> JsonRowWriter:
-    return JsonRowWriter((c.name, str(m.schema.get("type")), m.convert, m.fallback)
-                         for c, m in zip(columns, mappings, strict=True))
+def _writer_columns(columns: list[Column], mappings: list[FieldMapping]) -> list[WriterColumn]:
+    return [(c.name, str(m.schema.get("type")), m.convert, m.fallback)
+            for c, m in zip(columns, mappings, strict=True)]
+
+
+def _row_writer(columns: list[WriterColumn]) -> RowWriter:
+    """The compiled JSON writer of these columns' converted values (one object per row)."""
+    return RowWriter([(name, convert, fallback) for name, _, convert, fallback in columns],
+                     dumps)
+
+
+# Records written per call: a 2,000-row event's 3 KB records all alive at once cost more in
+# page faults than the calls saved (bench/encode.py); 64 stay within malloc's reused memory.
+RECORDS_AT_ONCE = 64
+
+BatchTransaction = tuple[str, int, int]
+"""A batch's transaction block: its id and the total and per-table counts before the batch."""
 
 
 class TableEncoder:
@@ -120,14 +130,17 @@ class TableEncoder:
         self.value_schema = envelope
         self._value_codec: Codec = codecs.codec("value", self.topic, envelope)
         self._source = source
-        # JSON: payloads are written as text directly (same bytes, a fraction of the time).
-        self._value_json = self._value_codec if isinstance(self._value_codec, JsonCodec) \
-            else None
-        self._row_json = _row_writer(value_cols, value_maps).write
+        # JSON: the records are written by compiled code (events/native), a batch at a time.
+        self._value_json = isinstance(self._value_codec, JsonCodec)
+        # What the writers are built from (the reference encoder in tests/ reads it).
+        self.writer_columns: tuple[list[WriterColumn], list[WriterColumn]] = (
+            _writer_columns(value_cols, value_maps), [])
+        self._value_rows = _row_writer(self.writer_columns[0])
         self._key: RowConverter | None = None
         self._key_codec: Codec | None = None
-        self._key_json: Callable[[Mapping[str, Any]], bytes] | None = None
+        self._key_json = True  # no key columns: a null key, whatever the converter
         self.key_schema: dict[str, Any] | None = None
+        key_rows: RowWriter | None = None
         if key_columns:
             key_cols = [schema.column(n) for n in key_columns]
             key_maps = [codecs.as_written("key", field_mapping(c, dec, tpm)) for c in key_cols]
@@ -138,8 +151,17 @@ class TableEncoder:
                 "optional": False, "name": f"{self.topic}.Key",
             }
             self._key_codec = codecs.codec("key", self.topic, self.key_schema)
-            if isinstance(self._key_codec, JsonCodec):
-                self._key_json = self._key_codec.framer(_row_writer(key_cols, key_maps).write)
+            self._key_json = isinstance(self._key_codec, JsonCodec)
+            self.writer_columns[1].extend(_writer_columns(key_cols, key_maps))
+            if self._key_json:
+                key_rows = _row_writer(self.writer_columns[1])
+        key_json, value_json = self._key_codec, self._value_codec
+        self._records_prefix = value_json.prefix if isinstance(value_json, JsonCodec) else b""
+        self._records = TableRecords(
+            self._value_rows, self._records_prefix, key_rows,
+            key_json.prefix if isinstance(key_json, JsonCodec) else b"",
+            (isinstance(key_json, JsonCodec) and key_json.schemas,
+             isinstance(value_json, JsonCodec) and value_json.schemas))
 
     def decode_value(self, raw: bytes) -> dict[str, Any]:
         """The payload of a value this encoder wrote (a transform reads it back)."""
@@ -150,10 +172,9 @@ class TableEncoder:
         return tuple(row[n] for n in self.key_columns)
 
     def key(self, row: dict[str, Any]) -> bytes | None:
-        if self._key_json is not None:
-            return self._key_json(row)
-        if self._key is None or self._key_codec is None:
-            return None  # Debezium writes null keys for tables without a primary key
+        if self._key_json:
+            return self._records.key(row)  # None without key columns, as Debezium's
+        assert self._key is not None and self._key_codec is not None
         return self._key_codec.encode(self._key(row))
 
     def key_header(self, row: dict[str, Any]) -> bytes | None:
@@ -167,31 +188,29 @@ class TableEncoder:
     def row_encoding(self) -> RowEncoding | None:
         """How the chunk reader rebuilds this encoder; None unless key and value are JSON
         (an Avro schema id is this process's registry lookup)."""
-        if self._value_json is None or (self._key_codec is not None and self._key_json is None):
+        if not (self._value_json and self._key_json):
             return None
         return RowEncoding(self.schema, self.key_columns)
 
     def read_row(self, row: dict[str, Any]) -> ReadRow:
         """A snapshot row's key record and `after` JSON (see `row_encoding`, `read_framing`)."""
-        return self.key(row), self._row_json(row).encode("utf-8")
+        return self.key(row), self._value_rows.row(row)
 
     def read_framing(self, source: SourceInfo, ts_ms: int) -> tuple[bytes, bytes]:
         """The op=r record's bytes around a `read_row` `after`: joined, they are the bytes
         `value("r", None, row, source, ts_ms)` gives (one framing for a whole chunk)."""
-        assert self._value_json is not None, "read_row is for JSON encoders only"
-        marker = "\0after\0"  # JSON text never holds a raw NUL
-        head, tail = self._json_value("null", marker, "r", source, ts_ms, None).split(
-            marker.encode("utf-8"))
-        return head, tail
+        assert self._value_json, "read_row is for JSON encoders only"
+        record = self.value("r", None, None, source, ts_ms)
+        at = len(self._records_prefix) + len(b'{"before":null,"after":')
+        return record[:at], record[at + len(b"null"):]
 
     def value(self, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
               source: SourceInfo, ts_ms: int,
               transaction: dict[str, Any] | None = None) -> bytes:
-        if self._value_json is not None:
-            row = self._row_json
-            return self._json_value("null" if before is None else row(before),
-                                    "null" if after is None else row(after),
-                                    op, source, ts_ms, transaction)
+        if self._value_json:
+            head, tail = self._source.json_parts(source)
+            return self._records.value(op, before, after, head, tail, source.row, ts_ms,
+                                       None if transaction is None else dumps(transaction))
         payload = {
             "before": None if before is None else self._row(before),
             "after": None if after is None else self._row(after),
@@ -204,17 +223,27 @@ class TableEncoder:
         assert out is not None
         return out
 
-    def _json_value(self, before: str, after: str, op: str, source: SourceInfo, ts_ms: int,
-                    transaction: dict[str, Any] | None) -> bytes:
-        assert self._value_json is not None
-        head, tail = self._source.json_parts(source)
-        return self._value_json.frame("".join((
-            '{"before":', before, ',"after":', after,
-            ',"source":', head, str(source.row), tail,
-            ',"transaction":', "null" if transaction is None else dumps(transaction),
-            ',"op":', _OPS.get(op) or dumps(op),
-            ',"ts_ms":', str(ts_ms), ',"ts_us":', str(ts_ms * 1000),
-            ',"ts_ns":', str(ts_ms * 1_000_000), "}")))
+    def records(self, op: str, rows: list[Any], source: SourceInfo, ts_ms: int,
+                transaction: BatchTransaction | None) -> Iterator[tuple[bytes | None, bytes]]:
+        """The (key, value) records of one rows event: `op` c or r (after images), d (before
+        images) or u ((before, after) pairs whose key is unchanged); row i is source.row i."""
+        if self._value_json and self._key_json:
+            head, tail = self._source.json_parts(source)
+            write = self._records.records
+            for lo in range(0, len(rows), RECORDS_AT_ONCE):
+                yield from write(op, rows[lo:lo + RECORDS_AT_ONCE], head, tail, ts_ms,
+                                 transaction, lo)
+            return
+        for index, row in enumerate(rows):
+            source.row = index
+            before, after = (None, row) if op in ("c", "r") else (row, None) if op == "d" \
+                else row
+            tx = None if transaction is None else {
+                "id": transaction[0], "total_order": transaction[1] + index + 1,
+                "data_collection_order": transaction[2] + index + 1}
+            keyed = after if after is not None else before
+            assert keyed is not None
+            yield self.key(keyed), self.value(op, before, after, source, ts_ms, tx)
 
     def row_values(self, row: dict[str, Any]) -> dict[str, Any]:
         """The converted column values of `row` as they appear in `before`/`after`."""

@@ -248,7 +248,9 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"channel {name!r} {SIGNAL_CHANNELS[name]}; gtidmark reads "
                              "signals from kafka (the signal topic) and source (the signal "
                              "table): use those, or leave it out")
-        if "source" in channels and info.data.get("signal_data_collection") is None:
+        # A signal.data.collection that failed its own check is not in `info.data`: that
+        # line says enough.
+        if "source" in channels and info.data.get("signal_data_collection", "") is None:
             raise ValueError("source reads the signals INSERTed into the signal table: set "
                              "signal.data.collection to it (<database>.<table>)")
         return channels

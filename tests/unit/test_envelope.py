@@ -294,3 +294,22 @@ def test_source_block_text_is_what_dumps_writes(ts: int, snapshot: str, db: str,
                       pos=pos, row=row, thread=thread, query=query, snapshot=snapshot)
     head, tail = source.json_parts(info)
     assert head + str(row) + tail == dumps(source(info))
+
+
+@pytest.mark.parametrize("converters", [
+    {"key.converter": AVRO_CONVERTER, "value.converter": AVRO_CONVERTER},
+    {"value.converter": AVRO_CONVERTER},
+    {"key.converter": AVRO_CONVERTER},
+])
+def test_records_of_an_event_with_avro_are_its_per_row_records(converters: dict[str, str]
+                                                               ) -> None:
+    enc = EventEncoder(config(**converters), schema_ids=lambda s, j: 1).table(TABLE)
+    rows = [ROW, {**ROW, "id": 8, "price": None}]
+    source = dataclasses.replace(SOURCE)
+    got = list(enc.records("u", [(r, r) for r in rows], source, 5, ("0-1-42", 10, 3)))
+    expected = []
+    for index, row in enumerate(rows):
+        source.row = index
+        tx = {"id": "0-1-42", "total_order": 11 + index, "data_collection_order": 4 + index}
+        expected.append((enc.key(row), enc.value("u", row, row, source, 5, tx)))
+    assert got == expected and got[0] != got[1]

@@ -1,0 +1,19 @@
+"""Types of the compiled record writer (source: connector/events/native/src/lib.rs)."""
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+class RowWriter:
+    def __init__(self, columns: Sequence[tuple[str, Callable[[Any], Any] | None, Any]],
+                 dumps: Callable[[Any], str]) -> None: ...
+    def row(self, row: Mapping[str, Any]) -> bytes: ...
+
+class TableRecords:
+    def __init__(self, value_rows: RowWriter, value_prefix: bytes, key_rows: RowWriter | None,
+                 key_prefix: bytes, schemas: tuple[bool, bool]) -> None: ...
+    def key(self, row: Mapping[str, Any]) -> bytes | None: ...
+    def value(self, op: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
+              head: str, tail: str, row: int, ts_ms: int, transaction: str | None) -> bytes: ...
+    def records(self, op: str, rows: list[Any], head: str, tail: str, ts_ms: int,
+                transaction: tuple[str, int, int] | None,
+                first: int) -> list[tuple[bytes | None, bytes]]: ...
