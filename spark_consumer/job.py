@@ -13,6 +13,7 @@ from spark_consumer.column_ddl import ColumnDdl
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.deadletter import DeadLetters
 from spark_consumer.decode import BadRecord, Shape, Truncate
+from spark_consumer.flattened import refuse_flattened
 from spark_consumer.javakafka import java_options
 from spark_consumer.jvmsource import (
     SchemaVerdicts,
@@ -231,6 +232,7 @@ class Job:
         rngs = cut_at(rngs, (m for m in meta if isinstance(m, KeyChange)))
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
+        refuse_flattened(bad)
         self.dead_letter.write(bad)  # before the offsets that pass them are committed
         truncates = [m for m in meta if isinstance(m, Truncate)]
         if truncates and state is not None:
