@@ -164,3 +164,50 @@ def test_side_results_count_each_range_once_and_only_those_of_their_own_read(
     assert read.meta() == stats
     with pytest.raises(RuntimeError, match="1 of 3 ranges were not read"):
         SourceRead(spark.range(1), side, "this", 3).meta()
+
+
+def produce_in_transactions(bootstrap: str, topic: str,
+                            batches: list[tuple[list[tuple[bytes | None, bytes]], bool]]) -> None:
+    """Each batch in a transaction of its own, committed or (False) aborted."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    for items, commit in batches:
+        producer.begin_transaction()
+        for key, value in items:
+            producer.produce(topic, key=key, value=value)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.flush(30)
+            producer.abort_transaction(30)
+
+
+def test_the_spark_reader_applies_committed_transactions_only(
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_committed: an aborted transaction's records are skipped, the commit markers'
+    offsets too, and the offsets committed are the topic's ends."""
+    changes = Changes(ITEMS, unique_name)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path, "spark")
+    produce_in_transactions(broker.bootstrap, changes.topic, [
+        ([changes.upsert("u", {"id": i, "v": f"t{i}"}) for i in range(5)], True),
+        ([changes.upsert("u", {"id": i, "v": "aborted"}) for i in range(20)], False),
+        ([changes.upsert("c", {"id": 50, "v": "t50"})], True)])
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("the Python reader was taken")
+
+    monkeypatch.setattr(job_module, "read_source", refused)
+    monkeypatch.setattr(job_module, "direct_source", refused)
+    ranges, ends = job.plan(None)
+    result = job.run_batch(ranges, ends)
+
+    table = f"gtidmark.{unique_name}.items"
+    assert (result.records, result.bad, result.keys) == (6, 0, {table: 6})
+    assert table_rows(spark, table) == ([{"id": i, "v": f"t{i}"} for i in range(5)]
+                                        + [{"id": i, "v": f"a{i}"} for i in range(5, 20)]
+                                        + [{"id": 50, "v": "t50"}])
+    assert table_offsets(spark, table) == {changes.topic: topic_ends(broker.bootstrap,
+                                                                     changes.topic, 2)}
