@@ -28,7 +28,6 @@ apt:
 	command -v mariadbd >/dev/null 2>&1 || missing="$$missing mariadb-server"; \
 	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	command -v mvn >/dev/null 2>&1 || missing="$$missing maven"; \
-	[ -f /usr/share/java/jarjar.jar ] || missing="$$missing libjarjar-java"; \
 	command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	[ -f /usr/include/mariadb/mysql.h ] || missing="$$missing libmariadb-dev"; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
@@ -52,8 +51,10 @@ $(STAMP): pyproject.toml
 mysql-root: apt
 	@scripts/mysql-root
 
-jars: $(STAMP)
-	$(PY) -m spark_consumer.jars
+# The Spark job's jars (Spark's Kafka source, Iceberg's runtime) for the installed pyspark's
+# line, from Maven Central: scripts/maven/spark-MAJOR.MINOR.xml.
+jars: $(STAMP) apt
+	@scripts/maven-jars spark-$$($(PY) -c 'import pyspark; print(".".join(pyspark.__version__.split(".")[:2]))')
 
 # Apache Kafka 4.4 (KRaft) for the tests, the demo and the bench, from Maven Central.
 kafka-jars: apt

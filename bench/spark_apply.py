@@ -106,6 +106,8 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=CHANGES, help="changes to apply")
     parser.add_argument("--rounds", type=int, default=5,
                         help="timed rounds, each MERGE alone and the job on fresh tables")
+    parser.add_argument("--kafka-reader", choices=("python", "spark"), default="python",
+                        help="the job's one-pass reader (spark-apply --kafka-reader)")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with tempfile.TemporaryDirectory(prefix="gm-bench-") as tmp:
@@ -121,7 +123,8 @@ def main() -> int:
             opts = JobOptions(bootstrap_servers=broker.bootstrap, topics=topics[:1],
                               topic_pattern=None, warehouse=str(Path(tmp) / "wh"), once=True,
                               max_offsets_per_batch=None,
-                              dead_letter=str(Path(tmp) / "dl.jsonl"))
+                              dead_letter=str(Path(tmp) / "dl.jsonl"),
+                              kafka_reader=args.kafka_reader)
             spark = build_session(opts)
             raws, tooks = [], []
             for n, topic in enumerate(topics):  # round 0 warms the JVM and the workers
@@ -143,7 +146,7 @@ def main() -> int:
         finally:
             broker.stop()
     print(f"spark merge, {args.changes} changes into {args.rows} rows "
-          f"(merge-on-read, local[2]), {args.rounds} rounds:")
+          f"(merge-on-read, local[2], --kafka-reader {args.kafka_reader}), {args.rounds} rounds:")
     for n, (raw, took) in enumerate(zip(raws, tooks, strict=True)):
         print(f"  round {n + 1}: MERGE alone {raw:.2f}s, job {took:.2f}s, "
               f"ratio {raw / took:.2f}")

@@ -13,6 +13,7 @@ import sys
 import time
 from types import FrameType
 
+from spark_consumer.flattened import FlattenedTopicError
 from spark_consumer.job import Job
 from spark_consumer.layout import LayoutError
 from spark_consumer.maintenance import Maintenance
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
         run(Job(spark, opts))
     except KeyboardInterrupt:
         return EXIT_OK
-    except (TableCollisionError, LayoutError) as exc:
+    except (TableCollisionError, LayoutError, FlattenedTopicError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:

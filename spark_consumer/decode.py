@@ -19,6 +19,7 @@ from spark_consumer.dbztypes import (
 )
 
 OPS = frozenset({"c", "u", "d", "r"})
+FLATTENED = "a flattened record"  # BadRecord.reason of one: the job refuses its topic
 TRUNCATE = "t"  # Debezium's truncate record: the table emptied at this offset
 
 
@@ -96,6 +97,16 @@ def _split(raw: bytes, what: str) -> tuple[Any, dict[str, Any] | None]:
     return obj, None
 
 
+def _flattened(payload: dict[str, Any], schema: dict[str, Any] | None) -> bool:
+    """A row as ExtractNewRecordState writes it: its value schema named `<topic>.Value` (as
+    the table's row schema is), or the fields it adds (`__op`, `__deleted`)."""
+    if {"before", "after"} & set(payload):
+        return False
+    name = str((schema or {}).get("name") or "")
+    return ((name.endswith(".Value") and "TransactionMetadata" not in name)
+            or not {"__op", "__deleted"}.isdisjoint(payload))
+
+
 def field_schema(schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
     """The schema of struct field `name` (an envelope's `before`/`after`), None if absent."""
     if not schema:
@@ -170,6 +181,8 @@ class Decoder:
         op = payload.get("op")
         if op == TRUNCATE:
             return Truncate(topic, partition, offset)
+        if op is None and _flattened(payload, schema):
+            raise DecodeError(f"{FLATTENED} (the row alone, no change envelope)")
         if op not in OPS:
             raise DecodeError(f"unknown op {op!r}")
         if key is None:

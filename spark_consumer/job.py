@@ -13,6 +13,15 @@ from spark_consumer.column_ddl import ColumnDdl
 from spark_consumer.dbztypes import ColumnSpec, decimal_hints
 from spark_consumer.deadletter import DeadLetters
 from spark_consumer.decode import BadRecord, Shape, Truncate
+from spark_consumer.flattened import refuse_flattened
+from spark_consumer.javakafka import java_options
+from spark_consumer.jvmsource import (
+    SchemaVerdicts,
+    jvm_misfit,
+    jvm_source,
+    kafka_frame,
+    takes_columns,
+)
 from spark_consumer.keyless import keyless_source, null_keyed
 from spark_consumer.keys import KeyChange, cut_at, next_key
 from spark_consumer.lag import lag_records, lag_seconds
@@ -88,6 +97,8 @@ class Job:
         self.layouts = Layouts(spark, opts.partition_by, opts.sort_by, opts.catalog_name,
                                opts.namespace)
         self.column_ddl = ColumnDdl(spark, self.kafka)
+        self.java_kafka = java_options(self.kafka) if opts.kafka_reader == "spark" else None
+        self.verdicts = SchemaVerdicts()
 
     @property
     def dead_letters(self) -> int:
@@ -209,25 +220,19 @@ class Job:
         if rekey and state is not None and state.key_columns != rekey:
             state = self.tables[ref] = change_key(self.spark, state, rekey, "--key")
         if state is not None and state.key_columns:
-            direct = direct_source(self.spark, self.sides[ref], self.kafka,
-                                   self._known(rngs, state), rngs, state.columns,
-                                   state.key_columns, rekey)
-            try:
-                self._commit(ref, rngs, state, direct.frame, view, merge=True)
-            except Exception as exc:
-                if not misfit(exc):
-                    raise
-                log.info("table %s: the batch does not fit the table as it is (new columns, "
-                         "wider types, bad records, a truncate or a key change); reading it "
-                         "first", ref)
-            else:
-                return direct.meta(), 0, True
+            done = self._one_pass(ref, rngs, state, view, rekey)
+            if done is not None:
+                return done, 0, True
+            log.info("table %s: the batch does not fit the table as it is (new columns, "
+                     "wider types, bad records, a truncate or a key change); reading it "
+                     "first", ref)
         source, meta = self._read(ref, rngs, state)
         state, source, meta = self._keyed(ref, rngs, state, source, meta)
         state, source, meta = self._fitting(ref, rngs, state, source, meta)
         rngs = cut_at(rngs, (m for m in meta if isinstance(m, KeyChange)))
         bad = sorted((m for m in meta if isinstance(m, BadRecord)),
                      key=lambda b: (b.topic, b.partition, b.offset))
+        refuse_flattened(bad)
         self.dead_letter.write(bad)  # before the offsets that pass them are committed
         truncates = [m for m in meta if isinstance(m, Truncate)]
         if truncates and state is not None:
@@ -243,6 +248,44 @@ class Job:
             return meta, len(bad), False
         self._commit(ref, rngs, state, source, view, merge=changes_merged(meta) > 0)
         return meta, len(bad), True
+
+    def _one_pass(self, ref: TableRef, rngs: list[OffsetRange], state: TableState, view: str,
+                  rekey: list[str] | None) -> list[object] | None:
+        """The batch MERGEd in one pass, its source read by the MERGE itself: in the JVM
+        (Spark's Kafka source) when the settings and columns allow, else by the Python
+        reader; the tasks' side results, or None when a record does not fit (nothing
+        committed)."""
+        if rekey is None and self.java_kafka is not None and takes_columns(state.columns):
+            return self._jvm_pass(ref, rngs, state, view, self.java_kafka)
+        direct = direct_source(self.spark, self.sides[ref], self.kafka,
+                               self._known(rngs, state), rngs, state.columns,
+                               state.key_columns, rekey)
+        try:
+            self._commit(ref, rngs, state, direct.frame, view, merge=True)
+        except Exception as exc:
+            if not misfit(exc):
+                raise
+            return None
+        return direct.meta()
+
+    def _jvm_pass(self, ref: TableRef, rngs: list[OffsetRange], state: TableState, view: str,
+                  options: dict[str, str]) -> list[object] | None:
+        """The JVM one pass; a schema not judged yet is judged (one more read) and the MERGE
+        tried again if the table takes it."""
+        for _ in range(2):
+            heads, keys = self.verdicts.accepted(state, "v"), self.verdicts.accepted(state, "k")
+            if heads and keys:
+                read = jvm_source(self.spark, options, rngs, state, heads, keys)
+                try:
+                    self._commit(ref, rngs, state, read.frame, view, merge=True)
+                except Exception as exc:
+                    if not jvm_misfit(exc):
+                        raise
+                else:
+                    return read.meta()
+            if not self.verdicts.learn(state, kafka_frame(self.spark, options, rngs)):
+                return None
+        return None
 
     def _truncate(self, ref: TableRef, rngs: list[OffsetRange], state: TableState,
                   truncates: list[Truncate]) -> None:

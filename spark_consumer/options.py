@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_consumer import maintenance_options
+from spark_consumer.javakafka import NoJavaSetting, java_options
 from spark_consumer.layout_spec import (
     Field,
     SortField,
@@ -57,6 +58,7 @@ class JobOptions:
     master: str | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     kafka_conf: dict[str, str] = field(default_factory=dict, repr=False)
+    kafka_reader: str = "python"  # "spark": Spark's Kafka source and from_json in the JVM
     log_level: str = "INFO"
     metrics_port: int | None = None  # Prometheus endpoint; off by default
     restart_topics: frozenset[str] = frozenset()
@@ -163,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kafka-config", metavar="FILE",
                    help="librdkafka settings (TLS/SASL secrets) from a properties or JSON "
                    f"file; default: the file named by ${KAFKA_CONFIG_ENV}")
+    p.add_argument("--kafka-reader", choices=("python", "spark"), default="python",
+                   help="how a batch that fits its table is read: python (librdkafka and "
+                        "Arrow in the executors' Python, the default: measured faster) or "
+                        "spark (Spark's Kafka source and from_json in the JVM)")
     p.add_argument("--restart-topics", metavar="TOPICS",
                    help="comma-separated topics that were recreated: read them from their "
                    "beginning instead of stopping")
@@ -247,6 +253,12 @@ def parse_options(argv: list[str]) -> JobOptions:
         raise UsageError("--metrics-port: must be 1-65535")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args.catalog_name):
         raise UsageError(f"--catalog-name: not an identifier: {args.catalog_name!r}")
+    kafka_conf = _kafka_conf(args)
+    if args.kafka_reader == "spark":
+        try:
+            java_options({"bootstrap.servers": args.bootstrap_servers, **kafka_conf})
+        except NoJavaSetting as exc:
+            raise UsageError(f"--kafka-reader spark: {exc}; use --kafka-reader python") from None
     try:
         partition_by, sort_by = parse_partition_by(args.partition_by), parse_sort_by(args.sort_by)
         if topics is not None:
@@ -261,7 +273,7 @@ def parse_options(argv: list[str]) -> JobOptions:
         once=args.once, trigger_interval=args.trigger_interval, dead_letter=args.dead_letter,
         jars=_csv(args.jars), packages=_csv(args.packages), local_jars=not args.no_local_jars,
         master=args.master, spark_conf=_pairs(args.spark_conf, "--spark-conf"),
-        kafka_conf=_kafka_conf(args), log_level=args.log_level,
+        kafka_conf=kafka_conf, kafka_reader=args.kafka_reader, log_level=args.log_level,
         metrics_port=args.metrics_port,
         keys=_keys(args.key), restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),

@@ -1,5 +1,6 @@
 """A batch that fits its table is read by the MERGE itself; one that does not commits nothing
-in that pass and lands whole by the read-first path (real broker, real Spark)."""
+in that pass and lands whole by the read-first path (real broker, real Spark), with either
+reader of the one pass: Python (librdkafka) or Spark's Kafka source in the JVM."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.spark.events import Changes
 from tests.spark.helpers import apply_once, table_rows, topic_ends
 
 pytestmark = pytest.mark.spark
+READERS = pytest.mark.parametrize("reader", ["python", "spark"])
 
 ITEMS = TableSchema("shop", "items", (Column("id", "int", nullable=False),
                                       Column("v", "varchar", length=20)), ("id",))
@@ -35,18 +37,20 @@ def snapshots(spark: SparkSession, table: str) -> list[tuple[str, dict[str, str]
 
 
 def first_batch(spark: SparkSession, broker: Broker, changes: Changes, namespace: str,
-                tmp_path: Path) -> job_module.Job:
+                tmp_path: Path, reader: str) -> job_module.Job:
     create_topic(broker.bootstrap, changes.topic, 2)
     produce(broker.bootstrap, changes.topic,
             [changes.upsert("c", {"id": i, "v": f"a{i}"}) for i in range(20)])
-    return apply_once(spark, broker.bootstrap, [changes.topic], namespace, tmp_path)
+    return apply_once(spark, broker.bootstrap, [changes.topic], namespace, tmp_path,
+                      kafka_reader=reader)
 
 
+@READERS
 def test_a_batch_that_fits_the_table_never_takes_the_read_first_path(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
     changes = Changes(ITEMS, unique_name)
-    job = first_batch(spark, broker, changes, unique_name, tmp_path)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path, reader)
     produce(broker.bootstrap, changes.topic,
             [changes.upsert("u", {"id": i, "v": f"b{i}"}) for i in range(10, 30)]
             + changes.delete({"id": 0, "v": "a0"}))
@@ -57,6 +61,8 @@ def test_a_batch_that_fits_the_table_never_takes_the_read_first_path(
     table = f"gtidmark.{unique_name}.items"
     before = snapshots(spark, table)
     monkeypatch.setattr(job_module, "read_source", refused)
+    if reader == "spark":  # nor the Python one-pass reader
+        monkeypatch.setattr(job_module, "direct_source", refused)
     ranges, ends = job.plan(None)
     result = job.run_batch(ranges, ends)
 
@@ -91,11 +97,12 @@ def dead_reasons(tmp_path: Path) -> list[str]:
     return [json.loads(x)["reason"].split(":")[0] for x in lines]
 
 
+@READERS
 def test_a_new_column_stops_the_one_pass_merge_and_the_batch_lands_whole(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, reader: str) -> None:
     changes, wider = Changes(ITEMS, unique_name), Changes(WIDER, unique_name)
-    job = first_batch(spark, broker, changes, unique_name, tmp_path)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path, reader)
     table = f"gtidmark.{unique_name}.items"
     before = snapshots(spark, table)
     produce(broker.bootstrap, changes.topic,
@@ -115,11 +122,12 @@ def test_a_new_column_stops_the_one_pass_merge_and_the_batch_lands_whole(
                                                                      changes.topic, 2)}
 
 
+@READERS
 def test_a_bad_record_alone_stops_the_one_pass_merge_and_is_dead_lettered_before_the_commit(
         spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, reader: str) -> None:
     changes = Changes(ITEMS, unique_name)
-    job = first_batch(spark, broker, changes, unique_name, tmp_path)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path, reader)
     table = f"gtidmark.{unique_name}.items"
     before = snapshots(spark, table)
     produce(broker.bootstrap, changes.topic,
@@ -156,3 +164,50 @@ def test_side_results_count_each_range_once_and_only_those_of_their_own_read(
     assert read.meta() == stats
     with pytest.raises(RuntimeError, match="1 of 3 ranges were not read"):
         SourceRead(spark.range(1), side, "this", 3).meta()
+
+
+def produce_in_transactions(bootstrap: str, topic: str,
+                            batches: list[tuple[list[tuple[bytes | None, bytes]], bool]]) -> None:
+    """Each batch in a transaction of its own, committed or (False) aborted."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    for items, commit in batches:
+        producer.begin_transaction()
+        for key, value in items:
+            producer.produce(topic, key=key, value=value)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.flush(30)
+            producer.abort_transaction(30)
+
+
+def test_the_spark_reader_applies_committed_transactions_only(
+        spark: SparkSession, broker: Broker, unique_name: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_committed: an aborted transaction's records are skipped, the commit markers'
+    offsets too, and the offsets committed are the topic's ends."""
+    changes = Changes(ITEMS, unique_name)
+    job = first_batch(spark, broker, changes, unique_name, tmp_path, "spark")
+    produce_in_transactions(broker.bootstrap, changes.topic, [
+        ([changes.upsert("u", {"id": i, "v": f"t{i}"}) for i in range(5)], True),
+        ([changes.upsert("u", {"id": i, "v": "aborted"}) for i in range(20)], False),
+        ([changes.upsert("c", {"id": 50, "v": "t50"})], True)])
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("the Python reader was taken")
+
+    monkeypatch.setattr(job_module, "read_source", refused)
+    monkeypatch.setattr(job_module, "direct_source", refused)
+    ranges, ends = job.plan(None)
+    result = job.run_batch(ranges, ends)
+
+    table = f"gtidmark.{unique_name}.items"
+    assert (result.records, result.bad, result.keys) == (6, 0, {table: 6})
+    assert table_rows(spark, table) == ([{"id": i, "v": f"t{i}"} for i in range(5)]
+                                        + [{"id": i, "v": f"a{i}"} for i in range(5, 20)]
+                                        + [{"id": 50, "v": "t50"}])
+    assert table_offsets(spark, table) == {changes.topic: topic_ends(broker.bootstrap,
+                                                                     changes.topic, 2)}
