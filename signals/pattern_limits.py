@@ -38,6 +38,10 @@ def check_pattern(pattern: str) -> None:
         raise ValueError(f"{shown} is not a valid regular expression ({exc})") from None
     except RecursionError:
         raise ValueError(f"{shown} nests too deeply to be read") from None
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        # the private parser changed under us: refuse the pattern, in one line
+        raise ValueError(f"{shown} could not be read before compiling "
+                         f"({type(exc).__name__}: {exc})") from None
     product, depth = _measure(tree, shown)
     if product > MAX_REPEAT_PRODUCT:
         raise ValueError(f"{shown} repeats {product} times (counted repeats, multiplied "
@@ -54,6 +58,7 @@ def _parse(pattern: str) -> Any:
     for _ in range(_FLAG_ROUNDS):
         source = _core.Source(pattern)
         info = _core.Info(flags, source.char_type, {})
+        info.guess_encoding = _core.UNICODE  # as regex.compile sets it for a str (2026.11+)
         source.ignore_space = bool(info.flags & _core.VERBOSE)
         try:
             tree = _core._parse_pattern(source, info)

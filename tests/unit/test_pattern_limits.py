@@ -92,6 +92,14 @@ def assert_refused_unseen(pattern: str, why: str = REFUSED) -> None:
 THE_ISSUES_BOMB = "(?:a{99999}){99999}"
 
 
+@pytest.mark.parametrize("pattern", [r"shop\.a\R", r"\R", r"(?i)x\R+"])
+def test_a_line_ending_escape_is_read_as_regex_compile_reads_it(pattern: str) -> None:
+    """The line-ending escape reads the encoding regex.compile sets on its parser state
+    (regex 2026.11): the bound's own parse sets it too, or a valid pattern crashed it."""
+    check_pattern(pattern)
+    assert compile_pattern(pattern).pattern == pattern
+
+
 def test_the_issues_bomb_is_refused_without_compiling() -> None:
     """Before: regex.compile allocated 23 GB and the kernel killed the connector."""
     assert_refused_unseen(THE_ISSUES_BOMB)
