@@ -89,6 +89,7 @@ bench: setup
 	$(PY) bench/encode.py
 	$(PY) bench/stream.py
 	$(PY) bench/snapshot.py
+	$(PY) bench/memory.py
 	$(PY) bench/spark_apply.py
 
 clean:

@@ -3,8 +3,9 @@
 mysql-replication decodes events; this module owns connection and position. It reconnects
 on its own terms (from the GTID position after the last complete transaction it handed
 over), because the library's own reconnect replays from its original start position.
-A large transaction is handed over in pieces of `PIECE_ROWS` rows; after a reconnect in
-its middle the rows already handed over are skipped, so nothing is lost or repeated.
+A large transaction is handed over in pieces of `PIECE_ROWS` rows or `PIECE_BYTES` binlog
+bytes, whichever comes first; after a reconnect in its middle the rows already handed over
+are skipped, so nothing is lost or repeated.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ HEARTBEAT_SECONDS = 1.0  # the server sends a heartbeat this often when it has n
 # No byte for this long (ten missed heartbeats) means a half-open connection: reopen it.
 READ_TIMEOUT_SECONDS = float(os.environ.get("GTIDMARK_BINLOG_READ_TIMEOUT", "10"))
 PIECE_ROWS = int(os.environ.get("GTIDMARK_PIECE_ROWS", "5000"))  # rows per handed-over piece
+PIECE_BYTES = 16 * 1024 * 1024  # binlog bytes per piece: wide rows are cut sooner
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
 class BinlogReader(threading.Thread):
@@ -106,6 +108,7 @@ class BinlogReader(threading.Thread):
         self._partial_gtid: Gtid | None = None
         self._handed_rows = 0
         self._handed_pieces = 0
+        self._piece_start = 0  # binlog position the next piece's bytes are counted from
         # Debezium's offsets stopped inside the first transaction: its rows already sent.
         self._resume = resume if resume is not None and resume.pending else None
 
@@ -222,8 +225,9 @@ class BinlogReader(threading.Thread):
                     if not change.rows:
                         continue
                 tx.changes.append(change)
-                if not xa_group and tx.row_count >= PIECE_ROWS:
-                    self._hand_piece(tx)
+                if not xa_group and (tx.row_count >= PIECE_ROWS or
+                                     pos - self._piece_start >= PIECE_BYTES):
+                    self._hand_piece(tx, pos)
                 continue
             if kind == GTID:
                 # A new GTID while one is open means the library reconnected mid-transaction:
@@ -232,6 +236,7 @@ class BinlogReader(threading.Thread):
                 begun = log_pos if flags is None else start  # MySQL: BEGIN follows the GTID
                 tx = Transaction(gtid=gtid, file=self.file, begin_pos=log_pos, end_pos=log_pos,
                                  ts_us=ts_us, server_id=server_id)
+                self._piece_start = log_pos
                 resumed = gtid == self._partial_gtid
                 skip_rows = self._handed_rows if resumed else 0
                 tx.piece = self._handed_pieces if resumed else 0
@@ -299,7 +304,8 @@ class BinlogReader(threading.Thread):
             self.position = self.position.advance(tx.gtid)
             tx.hold = self._xa.hold(self.position, self._flavour)
             self._partial_gtid, self._handed_rows, self._handed_pieces = None, 0, 0
-            self._out.put(tx, tx.row_count + 1, self._stopping)
+            tx.size = max(0, log_pos - self._piece_start)
+            self._out.put(tx, tx.row_count + 1, tx.size, self._stopping)
             tx = None
 
     def _statement_group(self, tx: Transaction, query: str) -> None:
@@ -320,13 +326,15 @@ class BinlogReader(threading.Thread):
                 tx.gaps += (gap,)
             tx.ddl = None if is_dml(query) else query  # CREATE TABLE ... SELECT: both
 
-    def _hand_piece(self, tx: Transaction) -> None:
-        """Hand over the rows read so far of a large transaction; its end comes later."""
+    def _hand_piece(self, tx: Transaction, pos: int) -> None:
+        """Hand over the rows read so far of a large transaction; its end comes later.
+        `pos`: where its last rows event starts (its bytes count in the next piece)."""
         piece = Transaction(gtid=tx.gtid, file=tx.file, begin_pos=tx.begin_pos,
                             end_pos=tx.begin_pos, ts_us=tx.ts_us, server_id=tx.server_id,
                             thread=tx.thread, db=tx.db, changes=tx.changes, piece=tx.piece,
-                            partial=True, created=tx.created)
-        self._out.put(piece, piece.row_count, self._stopping)
+                            partial=True, created=tx.created, size=pos - self._piece_start)
+        self._piece_start = pos
+        self._out.put(piece, piece.row_count, piece.size, self._stopping)
         self._partial_gtid = tx.gtid
         self._handed_rows += piece.row_count
         self._handed_pieces = tx.piece + 1

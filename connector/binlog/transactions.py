@@ -61,6 +61,9 @@ class Transaction:
     # A DDL statement inside BEGIN..COMMIT: its schema change goes out before the
     # transaction's rows (carried by its first piece).
     created: InnerDdl | None = None
+    # The binlog bytes this transaction (or piece) spans in the reader process: what the
+    # queues and the pipe's messages are bounded by. Not sent over the pipe.
+    size: int = 0
 
     @property
     def row_count(self) -> int:

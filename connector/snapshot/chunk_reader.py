@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from dataclasses import replace
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -169,7 +170,10 @@ class ChunkReader:
     def _feed(self, conn: Connection, process: subprocess.Popen[bytes]) -> None:
         try:
             while True:
-                answer: Answer = pickle.loads(conn.recv_bytes())
+                data = conn.recv_bytes()
+                answer: Answer = pickle.loads(data)
+                if isinstance(answer, SelectedChunk):
+                    answer = replace(answer, size=len(data))
                 with self._lock:
                     if self._asked and self._asked[0] == answer.number:
                         self._asked.popleft()

@@ -34,6 +34,7 @@ from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
 from connector.settings.model import ConnectorConfig
 from connector.snapshot import actions, outcome
+from connector.snapshot.chunk_budget import chunk_rows, widest_row
 from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
 from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress
@@ -95,6 +96,7 @@ class SnapshotCoordinator:
         self._table: tuple[TableProgress, ChunkedTable] | None = None  # the head, prepared
         self.watched_table: str | None = None  # read by the dispatcher for every change
         self._next_chunk_at = 0.0
+        self._row_bytes: float | None = None  # the head table's last chunk, per row
         self._unsafe = 0
         self._retries = ReadRetries()  # the head table's reads that failed in a row
         self._next_log = 0.0
@@ -279,6 +281,7 @@ class SnapshotCoordinator:
             return
         table = answer.chunked()
         self._table = (progress, table)
+        self._row_bytes = None
         if answer.bounds is not None:
             progress.max_key, progress.estimate = answer.bounds
             progress.started = time.time()
@@ -298,7 +301,8 @@ class SnapshotCoordinator:
             number=next(self._numbers), table=progress.table,
             columns=tuple(c.name for c in table.schema.columns),
             key_columns=table.key_columns, condition=table.condition, after=after,
-            limit=self.state.throttle(self._configured)[0],
+            limit=chunk_rows(self.state.throttle(self._configured)[0],
+                             widest_row(table.schema), self._row_bytes),
             encoding=self._encoding(table.schema), streamed=processed,
             exact_keys=table.exact_keys)
         self._reader.request(self._asked)
@@ -313,6 +317,8 @@ class SnapshotCoordinator:
 
     def _open_window(self, chunk: SelectedChunk, progress: TableProgress, table: ChunkedTable,
                      processed: Position) -> None:
+        if chunk.rows and chunk.size:
+            self._row_bytes = chunk.size / len(chunk.rows)
         if chunk.after != progress.last_key or self._recent is None:
             return  # read ahead of a chunk that did not close: ask again
         window = ChunkWindow(chunk.table, chunk.rows, chunk.low, chunk.high)

@@ -69,6 +69,7 @@ class SelectedChunk:
     full: bool  # as many rows as asked for: the table may have more
     low: Position
     high: Position
+    size: int = 0  # its bytes on the chunk reader's pipe (chunk_budget sizes the next by it)
 
 
 @dataclass(frozen=True, slots=True)
