@@ -32,6 +32,7 @@ from connector.control import (
 )
 from connector.offsets.rest_body import BadBody, BadOffsets, parse_alter_offsets
 from connector.rest import connect
+from connector.rest.config_put import BadConfig, check_put
 from connector.rest.metrics import registry
 from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal
@@ -97,7 +98,7 @@ class RestApp:
             return Response(exc.status, connect.error(exc.status, str(exc)))
         except BadBody as exc:
             return Response(500, connect.error(500, str(exc)))
-        except BadOffsets as exc:
+        except (BadOffsets, BadConfig) as exc:
             return Response(400, connect.error(400, str(exc)))
         except Exception as exc:  # noqa: BLE001 - Connect answers 500 with the message, no trace
             text = " ".join(str(exc).split()) or type(exc).__name__
@@ -133,7 +134,7 @@ class RestApp:
         sub = "/".join(rest)
         task = _task_path(rest)  # tasks/<id>/status|restart, any id
         routes: dict[str, tuple[str, ...]] = {
-            "": ("GET",), "config": ("GET",), "status": ("GET",), "tasks": ("GET",),
+            "": ("GET",), "config": ("GET", "PUT"), "status": ("GET",), "tasks": ("GET",),
             "pause": ("PUT",), "resume": ("PUT",), "stop": ("PUT",), "restart": ("POST",),
             "offsets": ("GET", "PATCH", "DELETE"), "signals": ("POST",),
         }
@@ -146,6 +147,10 @@ class RestApp:
         else:
             raise _not_found()
         self._allow(method, *allowed)
+        if (sub, method) == ("config", "PUT"):  # no 404: Connect would create it
+            check_put(self.config, name, body)
+            return Response(200, connect.connector_info(
+                self.config, self.control.view().state != "STOPPED"))
         alter = parse_alter_offsets(body) if (sub, method) == ("offsets", "PATCH") else None
         if name != self.config.name:
             raise HttpError(404, self._unknown(sub, name, task))
