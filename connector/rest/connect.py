@@ -41,24 +41,37 @@ def _as_connect_string(value: Any) -> str:
     return str(value)
 
 
-def connector_config(config: ConnectorConfig) -> dict[str, str]:
-    """The settings as given (Debezium names, string values), secrets redacted."""
+def given_config(config: ConnectorConfig) -> dict[str, str]:
+    """The settings as given (Debezium names, string values), secrets included. The groups
+    the parser keeps by their own keys (producer./consumer. overrides, column mappers,
+    transforms, topic creation, Kafka security) are flattened back to them."""
     given = config.model_dump(by_alias=True, exclude_unset=True)
     out: dict[str, str] = {}
     for key, value in given.items():
         if key in ("producer", "consumer"):
             out.update({f"{key}.{k}": str(v) for k, v in value.items()})
+        elif isinstance(value, dict):
+            out.update({str(k): str(v) for k, v in value.items()})
         elif value is not None:
             out[key] = _as_connect_string(value)
-    return redact(out)
+    return out
 
 
-def connector_info(config: ConnectorConfig) -> dict[str, Any]:
-    return {"name": config.name, "config": connector_config(config),
-            "tasks": [{"connector": config.name, "task": TASK_ID}], "type": CONNECTOR_TYPE}
+def connector_config(config: ConnectorConfig) -> dict[str, str]:
+    """GET .../config: the settings as given, secrets redacted."""
+    return redact(given_config(config))
 
 
-def task_configs(config: ConnectorConfig) -> list[dict[str, Any]]:
+def connector_info(config: ConnectorConfig, running: bool = True) -> dict[str, Any]:
+    """`running` False (STOPPED): no tasks, as Connect drops a stopped connector's tasks."""
+    tasks = [{"connector": config.name, "task": TASK_ID}] if running else []
+    return {"name": config.name, "config": connector_config(config), "tasks": tasks,
+            "type": CONNECTOR_TYPE}
+
+
+def task_configs(config: ConnectorConfig, running: bool = True) -> list[dict[str, Any]]:
+    if not running:
+        return []
     return [{"id": {"connector": config.name, "task": TASK_ID},
              "config": connector_config(config)}]
 
@@ -69,7 +82,8 @@ def worker_id(config: ConnectorConfig) -> str:
 
 
 def _state(state: State, worker: str, trace: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"state": state, "worker_id": worker}
+    """Connect 4's AbstractState: `version` is the connector plugin's (KIP-891), ours."""
+    out: dict[str, Any] = {"state": state, "worker_id": worker, "version": __version__}
     if trace:
         out["trace"] = trace
     return out

@@ -1,9 +1,11 @@
 """Kafka Connect's REST resources for the one connector, plus /metrics, /health, /ready.
 
-`RestApp.handle` is plain request → response, socket-free. Status codes and error bodies
-follow Kafka Connect (ConnectorsResource, ConnectExceptionMapper): unknown connector 404,
-a body Jackson could not bind 500, an empty offsets list 400, offsets modified while not
-STOPPED 400, unknown path 404 and wrong method 405, always as `{"error_code", "message"}`.
+`RestApp.handle` is plain request → response, socket-free. Status codes, error bodies and
+messages follow Kafka Connect 4.3 (ConnectorsResource, the herder, ConnectExceptionMapper),
+checked call for call against a real worker (tests/integration/test_rest_differential.py):
+unknown connector or task 404, a body Jackson could not bind 500, an empty offsets list 400,
+offsets modified while not STOPPED 400, unknown path 404 and wrong method 405, always as
+`{"error_code", "message"}`. PUT .../config is config_put.py's.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from connector.control import (
     CommandKind,
     CommandRefused,
     EngineControl,
+    EngineView,
     stop_first,
 )
 from connector.offsets.rest_body import BadBody, BadOffsets, parse_alter_offsets
 from connector.rest import connect
+from connector.rest.config_put import BadConfig, check_put
 from connector.rest.metrics import registry
 from connector.settings.model import ConnectorConfig
 from signals.models import Signal, SignalRejected, parse_signal
@@ -66,6 +70,14 @@ def _not_found() -> HttpError:
     return HttpError(404, "HTTP 404 Not Found")
 
 
+def _task_path(rest: list[str]) -> tuple[int, str] | None:
+    """(id, "status" or "restart") of `tasks/<id>/status|restart`, else None."""
+    if len(rest) == 3 and rest[0] == "tasks" and rest[1].isdigit() and \
+            rest[2] in ("status", "restart"):
+        return int(rest[1]), rest[2]
+    return None
+
+
 class RestApp:
     def __init__(self, config: ConnectorConfig, control: EngineControl,
                  send_signal: Callable[[ConnectorConfig, Signal], int],
@@ -86,7 +98,7 @@ class RestApp:
             return Response(exc.status, connect.error(exc.status, str(exc)))
         except BadBody as exc:
             return Response(500, connect.error(500, str(exc)))
-        except BadOffsets as exc:
+        except (BadOffsets, BadConfig) as exc:
             return Response(400, connect.error(400, str(exc)))
         except Exception as exc:  # noqa: BLE001 - Connect answers 500 with the message, no trace
             text = " ".join(str(exc).split()) or type(exc).__name__
@@ -120,42 +132,50 @@ class RestApp:
     def _connector(self, method: str, name: str, rest: list[str],
                    query: dict[str, list[str]], body: bytes) -> Response:
         sub = "/".join(rest)
+        task = _task_path(rest)  # tasks/<id>/status|restart, any id
         routes: dict[str, tuple[str, ...]] = {
-            "": ("GET",), "config": ("GET",), "status": ("GET",), "tasks": ("GET",),
-            "tasks/0/status": ("GET",), "pause": ("PUT",), "resume": ("PUT",),
-            "stop": ("PUT",), "restart": ("POST",), "tasks/0/restart": ("POST",),
+            "": ("GET",), "config": ("GET", "PUT"), "status": ("GET",), "tasks": ("GET",),
+            "pause": ("PUT",), "resume": ("PUT",), "stop": ("PUT",), "restart": ("POST",),
             "offsets": ("GET", "PATCH", "DELETE"), "signals": ("POST",),
         }
-        if sub not in routes:
+        allowed: tuple[str, ...]
+        if task is not None:
+            sub = f"tasks/{task[0]}/{task[1]}"
+            allowed = ("GET",) if task[1] == "status" else ("POST",)
+        elif sub in routes:
+            allowed = routes[sub]
+        else:
             raise _not_found()
-        self._allow(method, *routes[sub])
+        self._allow(method, *allowed)
+        if (sub, method) == ("config", "PUT"):  # no 404: Connect would create it
+            check_put(self.config, name, body)
+            return Response(200, connect.connector_info(
+                self.config, self.control.view().state != "STOPPED"))
         alter = parse_alter_offsets(body) if (sub, method) == ("offsets", "PATCH") else None
         if name != self.config.name:
-            raise HttpError(404, self._unknown(sub, name))
+            raise HttpError(404, self._unknown(sub, name, task))
         view = self.control.view()
         if method != "GET" and sub != "signals" and view.state == "UNASSIGNED":
             raise CommandRefused(409, NOT_LEADING)  # a command; signals go to the topic
         config = self.config
+        running = view.state != "STOPPED"
         if sub == "":
-            return Response(200, connect.connector_info(config))
+            return Response(200, connect.connector_info(config, running))
         if sub == "config":
             return Response(200, connect.connector_config(config))
         if sub == "status":
             return Response(200, connect.state_info(config, view))
         if sub == "tasks":
-            return Response(200, connect.task_configs(config))
-        if sub == "tasks/0/status":
-            task = connect.task_state(config, view)
-            if task is None:
-                raise HttpError(404, f"No status found for task {name}-0")
-            return Response(200, task)
+            return Response(200, connect.task_configs(config, running))
+        if task is not None:
+            return self._task(task, view)
         if sub in ("pause", "resume"):
             self.control.send("pause" if sub == "pause" else "resume")
             return Response(202)
         if sub == "stop":
             self._await(self.control.send("stop"))
             return Response(204)
-        if sub in ("restart", "tasks/0/restart"):
+        if sub == "restart":
             return self._restart(query)
         if sub == "signals":
             return self._signal(body)
@@ -171,12 +191,32 @@ class RestApp:
         return Response(200, connect.message(
             f"The offsets for this connector have been {done} successfully"))
 
+    def _task(self, task: tuple[int, str], view: EngineView) -> Response:
+        """Task 0's status or restart; another task, or any of a STOPPED connector (it has
+        none), is Connect's 404."""
+        task_id, action = task
+        name = self.config.name
+        state = connect.task_state(self.config, view) if task_id == connect.TASK_ID else None
+        if action == "status":
+            if state is None:
+                raise HttpError(404, f"No status found for task {name}-{task_id}")
+            return Response(200, state)
+        if state is None:
+            raise HttpError(404, f"Unknown task: {name}-{task_id}")
+        return self._restart({})
+
     @staticmethod
-    def _unknown(sub: str, name: str) -> str:
-        if sub in ("status", "tasks/0/status"):
+    def _unknown(sub: str, name: str, task: tuple[int, str] | None) -> str:
+        """Connect's words for each resource of a connector it does not have."""
+        if task is not None:
+            return f"No status found for task {name}-{task[0]}" if task[1] == "status" \
+                else f"Unknown connector: {name}"
+        if sub == "status":
             return f"No status found for connector {name}"
         if sub in ("pause", "resume", "stop"):
             return f"Unknown connector {name}"
+        if sub == "restart":
+            return f"Unknown connector: {name}"
         return f"Connector {name} not found"
 
     # -- resources ---------------------------------------------------------------------
@@ -189,25 +229,31 @@ class RestApp:
         if "status" in expand:
             out["status"] = connect.state_info(self.config, self.control.view())
         if "info" in expand:
-            out["info"] = connect.connector_info(self.config)
+            out["info"] = connect.connector_info(self.config, self.control.view().state
+                                                 != "STOPPED")
         return {self.config.name: out}
 
     def _restart(self, query: dict[str, list[str]]) -> Response:
+        """Connect's restart: without flags the connector (here its one engine, task
+        included: 204); with them 202 and the status, RESTARTING for what restarts, which
+        `onlyFailed` limits to what FAILED. A failure is the task's, never the connector's,
+        so `onlyFailed` without `includeTasks` restarts nothing, as in Connect."""
         include_tasks = query.get("includeTasks", ["false"])[-1].lower() == "true"
         only_failed = query.get("onlyFailed", ["false"])[-1].lower() == "true"
-        view = self.control.view()
-        if only_failed and view.state != "FAILED":
-            return Response(202 if include_tasks else 204,
-                            connect.state_info(self.config, view) if include_tasks else None)
-        self._await(self.control.send("restart"))
         if not include_tasks and not only_failed:
+            self._await(self.control.send("restart"))
             return Response(204)
-        restarting = connect.state_info(self.config, view)
-        restarting["connector"]["state"] = "RESTARTING"
-        for task in restarting["tasks"]:
+        view = self.control.view()
+        status = connect.state_info(self.config, view)
+        restart_task = include_tasks and (not only_failed or view.state == "FAILED")
+        if not only_failed or restart_task:
+            self._await(self.control.send("restart"))
+        if not only_failed:
+            status["connector"]["state"] = "RESTARTING"
+        for task in status["tasks"] if restart_task else []:
             task["state"] = "RESTARTING"
             task.pop("trace", None)
-        return Response(202, restarting)
+        return Response(202, status)
 
     def _signal(self, body: bytes) -> Response:
         prefix = self.config.topic_prefix

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from connector import __version__
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import ConnectorProcess
 from tests.integration.test_streaming import committed_offsets
@@ -111,8 +112,10 @@ def test_status_info_and_connect_error_shapes(mariadb: MariaDbPair, broker: Brok
         assert status.status == 200
         worker = f"127.0.0.1:{doc['config']['rest.port']}"
         assert status.body == {"name": name, "type": "source",
-                               "connector": {"state": "RUNNING", "worker_id": worker},
-                               "tasks": [{"id": 0, "state": "RUNNING", "worker_id": worker}]}
+                               "connector": {"state": "RUNNING", "worker_id": worker,
+                                             "version": __version__},
+                               "tasks": [{"id": 0, "state": "RUNNING", "worker_id": worker,
+                                          "version": __version__}]}
         expanded = client.get("/connectors?expand=status&expand=info").body
         assert expanded[name]["status"]["connector"]["state"] == "RUNNING"
         assert expanded[name]["info"] == info

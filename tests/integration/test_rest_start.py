@@ -38,11 +38,20 @@ def test_a_refused_start_is_failed_with_its_reason_and_restart_tries_again(
         assert (health.status, health.body["message"]) == (503, f"the connector failed: {reason}")
         conn.wait_log(f"cannot start: {reason}")
         conn.wait_log(f"connector failed; it stays FAILED until POST /connectors/{name}/restart")
+        # Connect's ?onlyFailed restarts what FAILED: the task, only with ?includeTasks.
+        untouched = client.call("POST", f"/connectors/{name}/restart?onlyFailed=true")
+        assert untouched.status == 202
+        assert [untouched.body["connector"]["state"], untouched.body["tasks"][0]["state"]] == [
+            "RUNNING", "FAILED"]
         mariadb.primary.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY 'late-pw'")
         mariadb.primary.execute(f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* "
                                 f"TO '{user}'@'%'")
         mariadb.wait_synced()
-        assert client.call("POST", f"/connectors/{name}/restart").status == 204
+        restarting = client.call(
+            "POST", f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
+        assert restarting.status == 202
+        assert [restarting.body["connector"]["state"], restarting.body["tasks"][0]["state"]] == [
+            "RUNNING", "RESTARTING"]
         wait_ready(client)
         assert "trace" not in client.get(f"/connectors/{name}/status").body["tasks"][0]
         insert(mariadb, db, [1])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from connector import __version__
 from connector.control import EngineView, SnapshotView
 from connector.offsets.rest_body import EMPTY, BadBody, BadOffsets, parse_alter_offsets
 from connector.offsets.value import ConnectorOffsets
@@ -96,13 +97,17 @@ def test_config_is_connects_string_map_without_secrets() -> None:
     assert shown["read.only"] == "true" and shown["table.include.list"] == "shop.a,shop.b"
     assert shown["producer.linger.ms"] == "5" and shown["name"] == "shop-connector"
     assert "snapshot.mode" not in shown  # only what the file set, as Connect returns it
+    # The parser's groups are shown by the file's keys, never by their own names.
+    assert not {"column_mappers", "transform_settings", "topic_creation_settings",
+                "kafka_security", "producer"} & set(shown)
     assert all(isinstance(v, str) for v in shown.values())
 
 
 def test_status_and_offsets_shapes() -> None:
     failed = state_info(CONFIG, EngineView(state="FAILED", trace="Traceback ...\nboom"))
-    assert failed["connector"] == {"state": "RUNNING", "worker_id": "127.0.0.1:8083"}
-    assert failed["tasks"] == [{"id": 0, "state": "FAILED", "worker_id": "127.0.0.1:8083",
+    worker = {"worker_id": "127.0.0.1:8083", "version": __version__}  # the plugin's (KIP-891)
+    assert failed["connector"] == {"state": "RUNNING", **worker}
+    assert failed["tasks"] == [{"id": 0, "state": "FAILED", **worker,
                                 "trace": "Traceback ...\nboom"}]
     assert state_info(CONFIG, EngineView(state="STOPPED"))["tasks"] == []
     assert offsets(CONFIG, None) == {"offsets": []}
