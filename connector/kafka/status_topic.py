@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 TASK_ID = 0
 OPEN_TIMEOUT = 10.0
+REOPEN_AFTER = 60.0  # a broker that did not answer is not waited for at every transition
 
 
 def connector_key(name: str) -> str:
@@ -81,15 +83,19 @@ class StatusWriter:
         self._producer: Producer | None = None
         self._partitions = 0
         self._warned = False
+        self._retry_at = 0.0
 
     def _open(self) -> Producer | None:
         if self._producer is not None:
             return self._producer
+        if time.monotonic() < self._retry_at:
+            return None
         try:
             admin = TopicAdmin(self._config.producer_settings())
             admin.ensure([self.topic], spec=status_spec(self._config), timeout=OPEN_TIMEOUT)
             self._partitions = admin.partitions_of(self.topic) or 1
-        except (KafkaException, RuntimeError, TimeoutError) as exc:
+        except Exception as exc:  # noqa: BLE001 - the state only informs: never a stop
+            self._retry_at = time.monotonic() + REOPEN_AFTER
             self._warn(f"cannot open: {' '.join(str(exc).split())}")
             return None
         settings = {k: v for k, v in self._config.producer_settings().items()
@@ -113,10 +119,13 @@ class StatusWriter:
         if producer is None:
             return
         raw = key.encode()
-        producer.produce(self.topic, key=raw,
-                         value=None if record is None else record.encode(),
-                         partition=key_partition(raw, self._partitions),
-                         on_delivery=self._delivered)
+        try:
+            producer.produce(self.topic, key=raw,
+                             value=None if record is None else record.encode(),
+                             partition=key_partition(raw, self._partitions),
+                             on_delivery=self._delivered)
+        except (KafkaException, BufferError) as exc:
+            self._warn(f"a state was not written ({exc})")
         producer.poll(0)
 
     def flush(self, timeout: float) -> bool:
