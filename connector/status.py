@@ -55,7 +55,8 @@ def topic_state(config: ConnectorConfig) -> dict[str, Any] | None:
     task = records.get(task_key(config.name))
     return {"connector": connector.state, "task": None if task is None else task.state,
             "trace": None if task is None else task.trace, "worker_id": connector.worker_id,
-            "generation": connector.generation, "from": config.status_topic}
+            "generation": connector.generation, "version": connector.version,
+            "from": config.status_topic}
 
 
 def transactions_behind(replica: Position, committed: Position) -> int:

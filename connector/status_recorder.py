@@ -14,6 +14,7 @@ import logging
 import threading
 from typing import Protocol
 
+from connector import __version__
 from connector.control import EngineView, State
 from connector.kafka.status_topic import StatusRecord, connector_key, task_key
 from connector.leadership.lease import client_id
@@ -79,7 +80,7 @@ class StatusRecorder:
 
     def _put(self, key: str, state: State | None, trace: str | None) -> None:
         record = None if state is None else StatusRecord(state, trace, self._worker,
-                                                         self._generation)
+                                                         self._generation, __version__)
         if key in self._written and self._written[key] == record:
             return
         if record is None and key not in self._written:

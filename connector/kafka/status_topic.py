@@ -3,7 +3,8 @@
 alone, with no REST port to ask and whichever instance wrote it.
 
 Keys `status-connector-<name>` and `status-task-<name>-0`; values Connect's JSON
-`{"state", "trace", "worker_id", "generation"}`; a null value (tombstone) for a task that
+`{"state", "trace", "worker_id", "generation", "version"}` (`version`, the plugin's, since
+Connect 4.0, KIP-891; older workers ignore it); a null value (tombstone) for a task that
 no longer exists (a STOPPED connector's), as Connect writes for a DESTROYED status.
 """
 
@@ -40,31 +41,34 @@ def task_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class StatusRecord:
-    """One value of the status topic (Connect's STATUS_SCHEMA_V0)."""
+    """One value of the status topic (Connect's STATUS_SCHEMA_V0, fields in its order)."""
 
     state: str
     trace: str | None
     worker_id: str
     generation: int
+    version: str | None = None
 
     def encode(self) -> bytes:
         return json.dumps({"state": self.state, "trace": self.trace,
-                           "worker_id": self.worker_id, "generation": self.generation},
-                          separators=(",", ":")).encode()
+                           "worker_id": self.worker_id, "generation": self.generation,
+                           "version": self.version}, separators=(",", ":")).encode()
 
     @classmethod
     def decode(cls, raw: bytes) -> StatusRecord | None:
         """None for a value that is not Connect's status shape (Connect logs and skips it)."""
         try:
             doc = json.loads(raw)
-            return cls(str(doc["state"]), None if doc.get("trace") is None else
-                       str(doc["trace"]), str(doc["worker_id"]), int(doc["generation"]))
+            trace, version = doc.get("trace"), doc.get("version")
+            return cls(str(doc["state"]), None if trace is None else str(trace),
+                       str(doc["worker_id"]), int(doc["generation"]),
+                       None if version is None else str(version))
         except (ValueError, KeyError, TypeError):
             return None
 
     def to_json(self) -> dict[str, Any]:
         return {"state": self.state, "trace": self.trace, "worker_id": self.worker_id,
-                "generation": self.generation}
+                "generation": self.generation, "version": self.version}
 
 
 def status_spec(config: ConnectorConfig) -> TopicSpec:

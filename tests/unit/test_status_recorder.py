@@ -26,10 +26,13 @@ def states(written: Written) -> list[tuple[str, str | None, str | None]]:
 
 
 def test_a_record_is_connects_json() -> None:
-    record = StatusRecord("FAILED", "boom", "10.0.0.5:8083", 3)
+    record = StatusRecord("FAILED", "boom", "10.0.0.5:8083", 3, "0.9.0")
     assert json.loads(record.encode()) == {"state": "FAILED", "trace": "boom",
-                                           "worker_id": "10.0.0.5:8083", "generation": 3}
+                                           "worker_id": "10.0.0.5:8083", "generation": 3,
+                                           "version": "0.9.0"}
     assert StatusRecord.decode(record.encode()) == record
+    older = b'{"state":"RUNNING","trace":null,"worker_id":"w:8083","generation":1}'
+    assert StatusRecord.decode(older) == StatusRecord("RUNNING", None, "w:8083", 1)  # 3.x's
     assert StatusRecord.decode(b'{"state": "RUNNING"}') is None  # not the shape: skipped
 
 
