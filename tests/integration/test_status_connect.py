@@ -1,5 +1,5 @@
-"""The status topic's records against Kafka Connect's own (the oracle): Debezium on a Connect
-4.3 worker, RUNNING then stopped, its worker's status topic read raw."""
+"""The status topic's records against Kafka Connect's own (the oracle): Debezium on the test
+Connect 4 worker, RUNNING then stopped, its worker's status topic read raw."""
 
 from __future__ import annotations
 
