@@ -123,9 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     log_action = actions.add_parser("log", help="ask the connector to log a message")
     log_action.add_argument("message")
 
-    status = sub.add_parser("status", help="show offsets, snapshot progress and lag",
-                            description="Read the connector's committed offsets and print the "
-                            "streaming position, snapshot progress per table and lag.")
+    status = sub.add_parser("status", help="show state, liveness, lag, snapshot progress",
+                            description="Read the connector's state (status topic), its live "
+                            "instances (lease group) and committed offsets from Kafka, and "
+                            "print them with the lag behind the replica in seconds and "
+                            "transactions and the snapshot progress per table.")
     status.add_argument("--config", required=True, help="connector JSON file")
     status.add_argument("--worker", help=WORKER_HELP)
     status.add_argument("--json", action="store_true", help="machine-readable output")

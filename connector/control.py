@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -108,6 +109,8 @@ class EngineControl:
         self._lock = threading.Lock()
         self._commands: queue.SimpleQueue[Command] = queue.SimpleQueue()
         self._arrived = threading.Event()
+        # Sees every view published (the Supervisor's status topic writer), on its thread.
+        self.on_publish: Callable[[EngineView], None] | None = None
 
     # -- engine side -----------------------------------------------------------------
 
@@ -118,6 +121,8 @@ class EngineControl:
             dropped = self.pending() if view.state == "UNASSIGNED" else []
         for command in dropped:
             command.reply.set_exception(CommandRefused(409, NOT_LEADING))
+        if self.on_publish is not None:
+            self.on_publish(view)
 
     def pending(self) -> list[Command]:
         """Commands sent since the last call, in order (never blocks)."""

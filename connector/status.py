@@ -1,4 +1,5 @@
-"""`gtidmark status`: committed position, snapshot progress and lag, from the offsets topic."""
+"""`gtidmark status`: state, liveness, committed position, snapshot progress and lag, from
+Kafka (offsets and status topics, the lease group) and the replica; no REST port needed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pymysql
 from connector.flavours import server_flavour
 from connector.gtid import GtidSet, MariaDbGtidPos, Position
 from connector.kafka.reach import require_kafka
-from connector.leadership.lease import group_members
+from connector.kafka.status_topic import connector_key, read_statuses, task_key
+from connector.leadership.members import lease_members
 from connector.offsets.store import read_committed
 from connector.settings.model import ConnectorConfig
 from signals.channel import signal_client_settings
@@ -43,6 +45,20 @@ def rest_state(config: ConnectorConfig, timeout: float = 2.0) -> dict[str, Any] 
         return None
 
 
+def topic_state(config: ConnectorConfig) -> dict[str, Any] | None:
+    """The connector's and its task's state as the last records of the status topic say
+    (task None: a STOPPED connector has none); None when nothing was ever written there."""
+    records = read_statuses(config)
+    connector = records.get(connector_key(config.name))
+    if connector is None:
+        return None
+    task = records.get(task_key(config.name))
+    return {"connector": connector.state, "task": None if task is None else task.state,
+            "trace": None if task is None else task.trace, "worker_id": connector.worker_id,
+            "generation": connector.generation, "version": connector.version,
+            "from": config.status_topic}
+
+
 def transactions_behind(replica: Position, committed: Position) -> int:
     """How many transactions the replica has applied that the committed position lacks."""
     if isinstance(replica, GtidSet) and isinstance(committed, GtidSet):
@@ -54,11 +70,40 @@ def transactions_behind(replica: Position, committed: Position) -> int:
     raise TypeError(f"positions of two flavours: {replica!r}, {committed!r}")
 
 
+def lag_seconds(behind: int | None, last_event_ts: int, now: float) -> float | None:
+    """Seconds the offsets are behind the replica: 0 when the replica has no transaction the
+    offsets lack (an idle source is caught up, however old its last event), else the age of
+    the last event streamed (the first one not streamed is younger: an upper bound). None
+    when unknown."""
+    if behind is None:
+        return None
+    if behind == 0:
+        return 0.0
+    if last_event_ts <= 0:
+        return None
+    return round(max(0.0, now - last_event_ts), 1)
+
+
+def liveness(config: ConnectorConfig) -> dict[str, Any]:
+    """The lease group's members: alive when any is; None without the group (ha.enabled
+    false) or when the broker does not describe it."""
+    if not config.ha_enabled:
+        return {"alive": None, "instances": None, "group_members": None}
+    members = lease_members(signal_client_settings(config, config.consumer_settings()),
+                            f"{config.name}-leader", config.signal_kafka_topic)
+    if members is None:
+        return {"alive": None, "instances": None, "group_members": None}
+    return {"alive": bool(members), "instances": [m.to_json() for m in members],
+            "group_members": [m.client_id for m in members]}
+
+
 def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     require_kafka(config.consumer_settings())  # one line, not a 30 s wait and a traceback
     committed = read_committed(config)
     status: dict[str, Any] = {"connector": config.name, "topic.prefix": config.topic_prefix,
-                              "committed": committed is not None, "state": rest_state(config)}
+                              "committed": committed is not None,
+                              "state": topic_state(config) or rest_state(config),
+                              **liveness(config)}
     if committed is None:
         return status
     status.update({"gtids": committed.gtids, "file": committed.file, "pos": committed.pos,
@@ -66,8 +111,6 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
     writer = committed.writer
     status["active"] = None if writer is None else {**writer.to_json(),
                                                     "epoch": committed.epoch}
-    status["group_members"] = group_members(
-        signal_client_settings(config, config.consumer_settings()), f"{config.name}-leader")
     ts_sec = committed.ts_sec
     status["last_event_age_s"] = round(time.time() - ts_sec, 1) if ts_sec else None
     snapshot = committed.snapshot
@@ -79,6 +122,13 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
                               "progress": [t.numbers() for t in snapshot.tables]}
     if snapshot is not None and snapshot.failed:
         status["snapshot_failed"] = [f.to_json() for f in snapshot.failed]
+    status.update(replica_lag(config, committed.gtids, ts_sec))
+    return status
+
+
+def replica_lag(config: ConnectorConfig, gtids: str, last_event_ts: int) -> dict[str, Any]:
+    """The replica's position, and how far the offsets are behind it in transactions and
+    in seconds (null when the replica does not answer or the offsets have no gtids)."""
     try:
         settings = config.mysql_settings()
         settings["password"] = settings.pop("passwd")
@@ -87,16 +137,56 @@ def collect_status(config: ConnectorConfig) -> dict[str, Any]:
             flavour = server_flavour(cur)
             replica = flavour.current_position(cur)
         conn.close()
-        status["replica_gtids"] = str(replica)
-        try:  # None for offsets without gtids (Debezium's file/pos) or of another server
-            status["replica_behind"] = transactions_behind(
-                replica, flavour.position(committed.gtids)) if committed.gtids else None
-        except (ValueError, TypeError):
-            status["replica_behind"] = None
     except pymysql.MySQLError as exc:
-        status["replica_gtids"] = f"unreachable ({exc.args[-1] if exc.args else exc})"
-        status["replica_behind"] = None
-    return status
+        return {"replica_gtids": f"unreachable ({exc.args[-1] if exc.args else exc})",
+                "replica_behind": None, "lag_s": None}
+    try:  # None for offsets without gtids (Debezium's file/pos) or of another server
+        behind = transactions_behind(replica, flavour.position(gtids)) if gtids else None
+    except (ValueError, TypeError):
+        behind = None
+    return {"replica_gtids": str(replica), "replica_behind": behind,
+            "lag_s": lag_seconds(behind, last_event_ts, time.time())}
+
+
+def state_line(state: dict[str, Any] | None) -> list[str]:
+    """The state lines: the connector's and the task's, where they come from, a trace's
+    first line."""
+    if state is None:
+        return [("  state:              unknown (nothing in the status topic, no REST port "
+                "answering)")]
+    task = state.get("task")
+    where = state["from"]
+    if "worker_id" in state:
+        where = f"status topic {where}, written by {state['worker_id']}"
+    lines = [(f"  state:              connector {state['connector']}, "
+             f"task {task if task is not None else '- (none while STOPPED)'} ({where})")]
+    trace = state.get("trace")
+    if trace:
+        lines.append(f"  task failure:       {trace.strip().splitlines()[0]}")
+    return lines
+
+
+def alive_line(config: ConnectorConfig, status: dict[str, Any]) -> str:
+    alive = status.get("alive")
+    if alive is None:
+        why = ("ha.enabled=false: no lease group to ask" if not config.ha_enabled
+               else "the broker did not describe the lease group")
+        return f"  alive:              unknown ({why})"
+    if not alive:
+        return ("  alive:              no instance in the lease group (the state above is "
+                "the last one written)")
+    members = ", ".join(f"{m['client_id']}{' (leader)' if m['leader'] else ''} at {m['host']}"
+                        for m in status["instances"])
+    return f"  alive:              {members}"
+
+
+def lag_line(status: dict[str, Any]) -> str:
+    lag = status.get("lag_s")
+    if lag is None:
+        return "  lag:                unknown"
+    if lag == 0:
+        return "  lag:                0 s (caught up with the replica)"
+    return f"  lag:                {lag} s (at most: the age of the last event streamed)"
 
 
 def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
@@ -105,6 +195,9 @@ def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
         print(json.dumps(status, indent=2))
         return 0
     print(f"connector {status['connector']} (topic.prefix {status['topic.prefix']})")
+    for line in state_line(status.get("state")):
+        print(line)
+    print(alive_line(config, status))
     if not status["committed"]:
         print("  no committed offsets yet")
         return 0
@@ -113,13 +206,12 @@ def print_status(config: ConnectorConfig, as_json: bool = False) -> int:
     behind = status.get("replica_behind")
     print(f"  replica position:   gtids={status.get('replica_gtids')}"
           + ("" if behind is None else f" ({behind} transactions not yet streamed)"))
+    print(lag_line(status))
     active = status.get("active")
     if active:
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(active["since"]))
-        print(f"  active instance:    {active['host']} pid {active['pid']}, epoch "
+        print(f"  last offsets by:    {active['host']} pid {active['pid']}, epoch "
               f"{active['epoch']}, since {since} UTC")
-    members = status.get("group_members")
-    print(f"  instances in group: {', '.join(members) if members else 'not reported by the broker'}")
     age = status.get("last_event_age_s")
     print(f"  last event applied: {'-' if age is None else f'{age}s ago'}")
     snap = status.get("snapshot")

@@ -6,7 +6,9 @@ down gives the lease up (connector/leadership/lease.py): a standby takes over. W
 restart ends the running Engine the way SIGTERM does (flush, commit) and starts a new one
 from the committed offsets; while STOPPED or FAILED no Engine runs and this thread answers
 the commands itself: that is when Kafka Connect lets offsets be altered or reset. Without
-REST nothing restarts a failed Engine: the process exits.
+REST nothing restarts a failed Engine: the process exits. Every state the connector
+passes through is published to one EngineControl (the REST server's, or a private one) and,
+while this instance leads, written to the status topic (connector/status_recorder.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from connector.control import (
     stop_first,
 )
 from connector.engine import STEPPED_DOWN, Engine
+from connector.kafka.status_topic import StatusWriter
 from connector.kafka.topics import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
 from connector.leadership.lease import Lease
@@ -33,6 +36,7 @@ from connector.settings.errors import ConfigError
 from connector.settings.model import ConnectorConfig
 from connector.start_checks import ServicesUnreachable, check_services
 from connector.start_position import replica_connection
+from connector.status_recorder import StatusRecorder
 from signals.channel import ensure_signal_topic, signal_client_settings
 
 log = logging.getLogger("gtidmark")
@@ -86,6 +90,11 @@ class Supervisor:
         self.config = config
         self.lease: Lease | None = None
         self.control = control
+        # Where the Engines and this thread publish their state: the REST channel, or one
+        # nothing sends commands to; the status topic sees every view published there.
+        self.views = control if control is not None else EngineControl()
+        self.status = StatusRecorder(config, StatusWriter(config))
+        self.views.on_publish = self.status.observe
         self.stopping = threading.Event()
         self.engine: Engine | None = None
         self.paused = False
@@ -114,6 +123,7 @@ class Supervisor:
         except LeaseUnavailable:
             return 1
         finally:
+            self.status.close()  # before leaving the group: lands before a standby's
             if self.lease is not None:
                 self.lease.close()
 
@@ -172,8 +182,7 @@ class Supervisor:
         return 1 if state == "FAILED" else 0
 
     def _publish(self, view: EngineView) -> None:
-        if self.control is not None:
-            self.control.publish(view)
+        self.views.publish(view)
 
     def _run_engine(self) -> tuple[State, str | None, ConnectorOffsets | None]:
         """Run one Engine until it ends; the state it leaves the connector in."""
@@ -181,8 +190,9 @@ class Supervisor:
             self._publish(EngineView(state="UNASSIGNED"))  # a standby, as in Connect
             if not wait_for_lease(self.lease, self.stopping):
                 return "RUNNING", None, None
+        self.status.lead()
         self._publish(EngineView(state="RESTARTING"))
-        engine = Engine(self.config, self.control, paused=self.paused, lease=self.lease,
+        engine = Engine(self.config, self.views, paused=self.paused, lease=self.lease,
                         retry_start=self.led, launch=self.launch)
         self.launch = None
         self.engine = engine
@@ -193,12 +203,18 @@ class Supervisor:
         self.paused = engine.paused
         if code == STEPPED_DOWN:
             self.led = True
+            self.status.step_down()  # the new leader writes its state
             if engine.stop_command is not None:  # not done: another instance leads now
                 engine.stop_command.reply.set_exception(CommandRefused(409, NOT_LEADING))
             return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
         command: Command | None = engine.stop_command
         if code != 0:
+            trace = engine.failure or "the connector could not flush and commit on stopping; " \
+                "see its log"
+            self._publish(EngineView(state="FAILED", trace=trace,
+                                     committed=engine.offsets.committed))
             if self.lease is not None:  # a standby takes over; a restart joins again
+                self.status.step_down()  # FAILED is written before the standby's RUNNING
                 self.lease.release()
                 log.warning("the task FAILED: lease released (group %s), a standby takes "
                             "over", self.lease.group)
@@ -208,8 +224,6 @@ class Supervisor:
             if self.control is not None and not self.stopping.is_set():
                 rest_log.error("connector failed; it stays FAILED until POST "
                                "/connectors/%s/restart", self.config.name)
-            trace = engine.failure or "the connector could not flush and commit on stopping; " \
-                "see its log"
             return "FAILED", trace, engine.offsets.committed
         state: State = "RUNNING"
         if command is not None:

@@ -28,8 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from connector.settings.errors import ConfigError
 
@@ -211,20 +210,3 @@ class Lease:
         if self._thread.is_alive():
             self._thread.join(self.session_s + 5)
 
-
-def group_members(settings: dict[str, str], group: str, timeout: float = 5.0
-                  ) -> list[str] | None:
-    """Client ids (gtidmark-<host>-<pid>) of the instances in the group; None if unknown.
-
-    A description with no members (a group between generations) reads as "not reported",
-    not as "no standbys".
-    """
-    conf: dict[str, Any] = {k: v for k, v in settings.items()
-            if k.startswith(("bootstrap.", "security.", "ssl.", "sasl."))}
-    try:
-        future = AdminClient(conf).describe_consumer_groups([group])[group]
-        description = future.result(timeout)
-    except (KafkaException, TimeoutError, ValueError):
-        return None
-    members = [str(m.client_id) for m in description.members]
-    return members or None

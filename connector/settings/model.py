@@ -137,6 +137,11 @@ class ConnectorConfig(BaseModel):
     offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", ge=1)
     offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor",
                                                    ge=-1)
+    # Connect's status topic: the connector's and task's state, read by `gtidmark status`.
+    status_storage_topic: str | None = Field(None, alias="status.storage.topic")
+    status_storage_partitions: int = Field(5, alias="status.storage.partitions", ge=1)
+    status_storage_replication_factor: int = Field(-1, alias="status.storage.replication.factor",
+                                                   ge=-1)
     topic_creation_settings: dict[str, str] = Field(default_factory=dict)
     producer: dict[str, str] = Field(default_factory=dict)
     consumer: dict[str, str] = Field(default_factory=dict)
@@ -288,7 +293,7 @@ class ConnectorConfig(BaseModel):
         """The ExtractNewRecordState transform configured (transforms.*), if any."""
         return unwrap_settings(self.transform_settings)
 
-    @field_validator("offset_storage_replication_factor")
+    @field_validator("offset_storage_replication_factor", "status_storage_replication_factor")
     @classmethod
     def _replication_factor(cls, value: int) -> int:
         if value == 0:
@@ -331,6 +336,10 @@ class ConnectorConfig(BaseModel):
     @property
     def offsets_topic(self) -> str:
         return self.offset_storage_topic or f"{self.topic_prefix}-offsets"
+
+    @property
+    def status_topic(self) -> str:
+        return self.status_storage_topic or f"{self.topic_prefix}-status"
 
     @property
     def history_topic(self) -> str:

@@ -2,10 +2,11 @@
 
 Connect users keep `bootstrap.servers`, the offsets topic, the default converters, the
 clients' `producer.*`/`consumer.*` and security settings in `connect-distributed.properties`,
-not in the connector JSON. `gtidmark run --worker FILE` reads those keys from there; the
-connector's own value wins (Connect's connector-level converters and `producer.override.*`
-win over the worker's too). Keys of the worker's own cluster (its group, config and status
-topics, REST listeners, plugins) have no meaning here and are skipped.
+not in the connector JSON. `gtidmark run --worker FILE` reads those keys from there (and the
+status topic, where the connector's state is written as Connect writes it); the connector's
+own value wins (Connect's connector-level converters and `producer.override.*` win over the
+worker's too). Keys of the worker's own cluster (its group, config topic, REST listeners,
+plugins) have no meaning here and are skipped.
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ log = logging.getLogger(__name__)
 WORKER_KEYS = frozenset({
     "bootstrap.servers", "offset.storage.topic", "offset.storage.partitions",
     "offset.storage.replication.factor", "key.converter", "value.converter",
-    "header.converter", "exactly.once.source.support",
+    "header.converter", "exactly.once.source.support", "status.storage.topic",
+    "status.storage.partitions", "status.storage.replication.factor",
 })
 WORKER_PREFIXES = ("key.converter.", "value.converter.", "producer.", "consumer.")
 # The worker's own cluster: nothing here uses them.
 WORKER_ONLY = frozenset({
     "group.id", "config.storage.topic", "config.storage.replication.factor",
-    "status.storage.topic", "status.storage.partitions", "status.storage.replication.factor",
     "plugin.path", "plugin.discovery", "listeners", "rest.advertised.host.name",
     "rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms",
     "offset.flush.timeout.ms", "internal.key.converter", "internal.value.converter",

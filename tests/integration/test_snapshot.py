@@ -297,7 +297,11 @@ def test_pause_survives_restart_throttle_and_status(mariadb: MariaDbPair, broker
     assert progress["table"] == f"{db}.slow" and progress["total"] >= progress["rows"] >= 0
     assert isinstance(progress["percent"], float) and 0 <= progress["percent"] <= 100
     assert isinstance(progress["rows_per_s"], float) and isinstance(progress["estimate"], int)
-    assert report["state"] is None  # no rest.port: nothing to ask
+    # No rest.port: the status topic's records, left UNASSIGNED by the clean stop (as
+    # Connect's worker shutdown leaves them), and no instance in the lease group.
+    assert (report["state"]["connector"], report["state"]["task"]) == ("UNASSIGNED",
+                                                                       "UNASSIGNED")
+    assert report["alive"] is False
     assert "cdc-secret-pw" not in status.stdout + status.stderr
     proc.start()
     proc.wait_log("(paused)")

@@ -11,10 +11,16 @@ import pytest
 from connector import supervisor as lifecycle
 from connector.control import NOT_LEADING, CommandRefused, EngineControl, EngineView
 from connector.settings.parse import parse_config
+from tests.unit.test_supervisor import Written
 
 CONFIG = parse_config({"name": "c", "config": {
     "database.hostname": "replica", "database.user": "cdc", "database.server.id": "5400",
     "topic.prefix": "shop", "bootstrap.servers": "kafka:9092", "rest.port": "8083"}})
+
+
+@pytest.fixture(autouse=True)
+def no_status_topic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lifecycle, "StatusWriter", Written)
 
 
 def refused(reply: Future[Any]) -> bool:

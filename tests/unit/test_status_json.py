@@ -13,7 +13,7 @@ import pytest
 from connector.gtid import GtidSet, MariaDbGtidPos
 from connector.settings.parse import parse_config
 from connector.snapshot.progress import TableProgress
-from connector.status import rest_state, transactions_behind
+from connector.status import lag_seconds, rest_state, transactions_behind
 
 BASE: dict[str, Any] = {"database.hostname": "127.0.0.1", "database.user": "cdc",
                         "database.server.id": "5400", "topic.prefix": "shop",
@@ -80,3 +80,24 @@ def test_lag_is_the_transactions_the_replica_has_and_the_offsets_lack() -> None:
     uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     assert transactions_behind(GtidSet.parse(f"{uuid}:1-50:60-70"),
                                GtidSet.parse(f"{uuid}:1-40")) == 21
+
+
+def test_lag_in_seconds_is_zero_when_caught_up_however_old_the_last_event() -> None:
+    now = 1_000_000.0
+    assert lag_seconds(0, int(now) - 3600, now) == 0.0  # an idle source: not an hour behind
+    assert lag_seconds(5, int(now) - 42, now) == 42.0  # behind: the last event's age
+    assert lag_seconds(5, 0, now) is None  # behind, and no event streamed to date it by
+    assert lag_seconds(None, int(now) - 1, now) is None  # the replica did not answer
+    assert lag_seconds(1, int(now) + 2, now) == 0.0  # a clock ahead of ours: not negative
+
+
+def test_lag_of_both_flavours_is_zero_exactly_when_the_offsets_cover_the_replica() -> None:
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    mysql = GtidSet.parse(f"{uuid}:1-50")
+    assert lag_seconds(transactions_behind(mysql, GtidSet.parse(f"{uuid}:1-50")), 1, 9.0) == 0
+    assert lag_seconds(transactions_behind(mysql, GtidSet.parse(f"{uuid}:1-49")), 1, 9.0) == 8
+    maria = MariaDbGtidPos.parse("0-1-120,7-2-5")
+    assert lag_seconds(transactions_behind(maria, MariaDbGtidPos.parse("0-1-120,7-2-5")), 1,
+                       9.0) == 0
+    assert lag_seconds(transactions_behind(maria, MariaDbGtidPos.parse("0-1-120")), 1,
+                       9.0) == 8

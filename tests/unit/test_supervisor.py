@@ -22,6 +22,24 @@ CONFIG = parse_config({"name": "c", "config": {
     "topic.prefix": "shop", "bootstrap.servers": "kafka:9092"}})
 
 
+class Written:
+    """The status topic: every record put, in order."""
+
+    def __init__(self, _config: Any = None) -> None:
+        self.records: list[tuple[str, Any]] = []
+
+    def put(self, key: str, record: Any) -> None:
+        self.records.append((key, record))
+
+    def flush(self, _timeout: float) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def no_status_topic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lifecycle, "StatusWriter", Written)
+
+
 class Lease:
     """Given at once, unless the supervisor is stopping."""
 
@@ -73,8 +91,9 @@ def test_after_a_step_down_the_next_engine_waits_for_the_lease_and_retries_its_s
     supervisor, engines, lease = plain(monkeypatch, STEPPED_DOWN, 1)
     assert supervisor._supervise() == 1
     assert lease.acquired == 2
+    views = supervisor.views  # no REST: a channel of its own, for the status topic
     assert [(e["retry_start"], e["launch"], e["control"]) for e in engines.built] == [
-        (False, "launch", None), (True, None, None)]
+        (False, "launch", views), (True, None, views)]
 
 
 def test_a_failed_engine_ends_a_plain_run_with_exit_1_at_once(
@@ -82,6 +101,20 @@ def test_a_failed_engine_ends_a_plain_run_with_exit_1_at_once(
     supervisor, engines, _ = plain(monkeypatch, 1)
     assert supervisor._supervise() == 1  # no REST: nothing waits in FAILED for a restart
     assert len(engines.built) == 1
+
+
+def test_a_failed_engine_is_written_failed_with_its_trace_before_the_lease_goes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    supervisor, _, lease = plain(monkeypatch, 1)
+    written = supervisor.status._writer
+    assert isinstance(written, Written)
+    released_after: list[int] = []
+    lease.release = lambda: released_after.append(len(written.records))  # type: ignore
+    assert supervisor._supervise() == 1
+    assert [(k, r.state, r.trace) for k, r in written.records] == [
+        ("status-connector-c", "RESTARTING", None), ("status-task-c-0", "RESTARTING", None),
+        ("status-connector-c", "RUNNING", None), ("status-task-c-0", "FAILED", "trace")]
+    assert released_after == [4]
 
 
 def test_a_stop_before_a_step_down_exits_0_without_another_engine(

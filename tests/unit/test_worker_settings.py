@@ -57,6 +57,7 @@ def test_worker_keys_fill_in_and_the_connectors_win(tmp_path: Path,
                                        "producer.override.linger.ms": "20"})
     assert (c.bootstrap_servers, c.offsets_topic, c.offset_storage_partitions) == \
         ("kafka:9092", "connect-offsets", 5)
+    assert c.status_topic == "connect-status"  # the connector's state goes where Connect's does
     assert (c.key_schemas_enable, c.value_schemas_enable, c.exactly_once) == \
         (False, True, True)
     assert c.producer == {"linger.ms": "20", "acks": "1"}
