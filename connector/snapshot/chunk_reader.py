@@ -24,8 +24,8 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any
 
