@@ -11,7 +11,6 @@ are skipped, so nothing is lost or repeated.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import re
@@ -53,11 +52,11 @@ from connector.binlog.framing import (
 )
 from connector.binlog.queue import ChangeQueue
 from connector.binlog.resume_skip import MidTransaction
+from connector.binlog.row_changes import COMPRESSED, image_gap, rows_change, table_gap
 from connector.binlog.rowimages import missing_columns
 from connector.binlog.statements import is_dml, statement_gap
-from connector.binlog.transactions import Gap, InnerDdl, Op, RowsChange, Transaction
+from connector.binlog.transactions import InnerDdl, Transaction
 from connector.binlog.xa import FL_COMPLETED_XA, FL_PREPARED_XA, OpenXa, parse_xa_end
-from connector.events.types import restore_empty_sets
 from connector.flavours import Flavour
 from connector.gtid import Gtid, Position
 from connector.schema import TableSchema, shared_schema_from_table_map
@@ -212,9 +211,9 @@ class BinlogReader(threading.Thread):
                 if table is None:
                     continue
                 if rows is None and (missing := missing_columns(event, op == "u")):
-                    _image_gap(tx, table, missing)  # its rows would stream columns as NULL
+                    image_gap(tx, table, missing)  # its rows would stream columns as NULL
                     continue
-                change = _rows_change(table, op, rows, pos, event)
+                change = rows_change(table, op, rows, pos, event)
                 if sent:
                     change.rows = change.rows[sent:]
                     if not change.rows:
@@ -258,7 +257,7 @@ class BinlogReader(threading.Thread):
             if kind == COMPRESSED_ROWS:
                 table = schemas.get(frame[1])
                 if table is not None:
-                    _table_gap(tx, table, _COMPRESSED, "log_bin_compress=OFF")
+                    table_gap(tx, table, COMPRESSED, "log_bin_compress=OFF")
                 continue
             if kind == XA_PREPARE:
                 _, log_pos, one_phase, xid = frame
@@ -339,72 +338,6 @@ class BinlogReader(threading.Thread):
         self._handed_rows += piece.row_count
         self._handed_pieces = tx.piece + 1
         tx.changes, tx.piece, tx.created = [], tx.piece + 1, None
-
-
-def _image_gap(tx: Transaction, table: TableSchema, missing: tuple[int, ...]) -> None:
-    """A rows event whose images leave columns out: they would stream as NULL."""
-    names = ", ".join(table.columns[i].name for i in missing if i < len(table.columns))
-    _table_gap(tx, table, f"with row images that leave out {names} "
-               "(binlog_row_image MINIMAL or NOBLOB), which would stream them as NULL",
-               _FULL_IMAGES)
-
-
-def _table_gap(tx: Transaction, table: TableSchema, what: str, setting: str) -> None:
-    """Rows of `table` that cannot be emitted: a gap, one per table, setting and transaction."""
-    tables = ((table.db, table.table),)
-    if not any(gap.tables == tables and gap.setting == setting for gap in tx.gaps):
-        tx.gaps += (Gap(tables, tx.db, what, setting),)
-
-
-_FULL_IMAGES = "binlog_row_image=FULL"
-# MariaDB's log_bin_compress set after the start check: rows events not decoded.
-_COMPRESSED = "in compressed row events (log_bin_compress=ON), which gtidmark does not decode"
-
-def _image(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    values: dict[str, Any] = row[f"{prefix}values"]
-    none_sources = row.get(f"{prefix}none_sources")
-    return restore_empty_sets(values, none_sources) if none_sources else values
-
-
-_MICROSECOND = dt.timedelta(microseconds=1)
-_fractional_times: dict[int, tuple[str, ...]] = {}  # id(TableSchema): cached schemas live on
-
-
-def negative_time(value: dt.timedelta) -> dt.timedelta:
-    """python-mysql-replication 1.0.17 decodes a negative TIME(n) with a fraction as
-    -(s + (1 - f)); the stored value is -(s + f) (measured against SELECT)."""
-    if value >= dt.timedelta(0):
-        return value
-    whole, fraction = divmod(-value // _MICROSECOND, 1_000_000)
-    if not fraction:
-        return value
-    return -dt.timedelta(seconds=whole, microseconds=1_000_000 - fraction)
-
-
-def _fix_times(rows: list[dict[str, Any]], names: tuple[str, ...]) -> None:
-    for row in rows:
-        for name in names:
-            value = row.get(name)
-            if isinstance(value, dt.timedelta):
-                row[name] = negative_time(value)
-
-
-def _rows_change(table: TableSchema, op: Op, rows: list[Any] | None, pos: int,
-                 event: Any) -> RowsChange:
-    """A rows event's change: `rows` decoded by framing.py, or None: the library's `event`."""
-    if rows is not None:
-        return RowsChange(table, op, rows, pos)  # generated decoders: no TIME columns
-    times = _fractional_times.get(id(table))
-    if times is None:
-        times = _fractional_times[id(table)] = tuple(
-            c.name for c in table.columns if c.type_name == "time" and (c.scale or 0) > 0)
-    if op == "u":
-        rows = [(_image(row, "before_"), _image(row, "after_")) for row in event.rows]
-    else:
-        rows = [_image(row) for row in event.rows]
-    if times:
-        _fix_times([image for row in rows for image in (row if op == "u" else (row,))], times)
-    return RowsChange(table, op, rows, pos)
 
 
 def _close_quietly(stream: BinLogStreamReader | None) -> None:

@@ -25,7 +25,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from connector.binlog.reader import _image
+from connector.binlog.row_changes import _image
 from connector.binlog.rowimages import fast_rows
 from connector.flavours import flavour_named
 from tests.connector_tools import SourcePair

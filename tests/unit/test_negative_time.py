@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.binlog.reader import negative_time
+from connector.binlog.row_changes import negative_time
 
 D = dt.timedelta
 
