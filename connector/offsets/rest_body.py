@@ -33,6 +33,21 @@ class BadBody(Exception):
     """The body could not be bound (Kafka Connect: 500); the message says where."""
 
 
+def json_object(body: bytes, type_name: str) -> dict[str, Any]:
+    """A request body Jackson would start binding to `type_name`: a JSON object, else
+    BadBody (500, as Connect), with Jackson's words where they matter."""
+    if not body.strip():
+        raise BadBody("No content to map due to end-of-input")
+    try:
+        document = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadBody(f"request body is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise BadBody(f"Cannot deserialize value of type {type_name} from "
+                      f"{type(document).__name__}")
+    return document
+
+
 class BadOffsets(Exception):
     """Bound, but not offsets this connector can take (400)."""
 
@@ -119,15 +134,7 @@ _NUMBERS = ("pos", "event", "row", "server_id", "ts_sec", "signal_offset", "sign
 
 def parse_alter_offsets(body: bytes) -> AlterOffsets:
     """Bind the body or raise BadBody (500) / BadOffsets (400, empty list)."""
-    if not body.strip():
-        raise BadBody("No content to map due to end-of-input")
-    try:
-        document = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadBody(f"request body is not JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise BadBody(f"Cannot deserialize value of type ConnectorOffsets from "
-                      f"{type(document).__name__}")
+    document = json_object(body, "ConnectorOffsets")
     _only(document, {"offsets"})
     offsets = document.get("offsets")
     if offsets is None or offsets == []:

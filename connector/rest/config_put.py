@@ -11,10 +11,9 @@ the next start would silently undo: change the file and restart the process.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from connector.offsets.rest_body import BadBody
+from connector.offsets.rest_body import BadBody, json_object
 from connector.rest.connect import given_config
 from connector.settings.errors import ConfigError, ConfigProblems
 from connector.settings.model import ConnectorConfig
@@ -31,15 +30,7 @@ class BadConfig(Exception):
 def bind(body: bytes) -> dict[str, str | None]:
     """The body as Jackson binds Map<String, String>: an object whose scalars become text;
     anything else is BadBody (500, as Connect)."""
-    if not body.strip():
-        raise BadBody("No content to map due to end-of-input")
-    try:
-        doc = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadBody(f"request body is not JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise BadBody(f"Cannot deserialize value of type Map<String,String> from "
-                      f"{type(doc).__name__} value")
+    doc = json_object(body, "Map<String,String>")
     out: dict[str, str | None] = {}
     for key, value in doc.items():
         if isinstance(value, dict | list):
