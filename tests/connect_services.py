@@ -209,6 +209,13 @@ ENGINE_ONLY = ("offset.storage", "offset.storage.file.filename", "offset.flush.i
                "value.converter.schemas.enable", "schema.history.internal.file.filename")
 
 
+def _own_converter(key: str, properties: dict[str, str]) -> bool:
+    """`key.converter.schemas.enable` (or value's) given with the connector's own
+    `key.converter`: a connector-level override Connect applies, not an engine default."""
+    side = key.partition(".converter.")[0]
+    return key.endswith(".converter.schemas.enable") and f"{side}.converter" in properties
+
+
 class DebeziumOnConnect:
     """Debezium's MySQL connector on the worker, its records read back from Kafka.
 
@@ -227,7 +234,8 @@ class DebeziumOnConnect:
         self.name = properties["name"]
         self.topics = topics  # which of Debezium's topics (names without `dbz.`) to read
         self.history_topic = f"{properties['topic.prefix']}-debezium-schema-history"
-        config = {k: v for k, v in properties.items() if k not in ENGINE_ONLY and k != "name"}
+        config = {k: v for k, v in properties.items()
+                  if k != "name" and (k not in ENGINE_ONLY or _own_converter(k, properties))}
         config.update({
             "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory",
             "schema.history.internal.kafka.topic": self.history_topic,

@@ -1,6 +1,7 @@
 """Record-by-record comparison of gtidmark's output with Debezium's, with the allow-list.
 
-Both sides are lists of `{"topic", "key", "value", "headers"}` (JSON with schemas). The
+Both sides are lists of `{"topic", "key", "value", "headers"}` (JSON with schemas; a
+schemaless run's keys and values put in `{"payload": ...}` first, runs.enveloped). The
 allow-list below names every field that may differ and why (README, "Events").
 """
 

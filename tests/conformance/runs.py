@@ -8,14 +8,16 @@ both read the snapshot tables with their read-only incremental snapshots, starte
 same `execute-snapshot` messages on the one Kafka signal topic both listen to (the key is
 the shared `topic.prefix`), Debezium's windows moved on by transactions on a database
 neither captures (`_debezium_snapshot`). Then the scripted statements stream through both.
-One Debezium start per flavour, on the session's one worker (tests/connect_services.py).
+One Debezium start per flavour and converter (CONVERTERS: the worker's JsonConverter with
+schemas, or without them set on both connectors), on the session's one worker
+(tests/connect_services.py).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,15 @@ from tests.services import ServiceError
 # skipped.operations none: TRUNCATE TABLE (scenarios.STREAMING) is sent as an op=t record.
 SETTINGS = {"provide.transaction.metadata": "true", "heartbeat.interval.ms": "500",
             "skipped.operations": "none"}
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+# The converters of a run: the worker's (JsonConverter with schemas), or JsonConverter
+# without schemas for keys and values, set on the connector as Connect users override them.
+CONVERTERS: dict[str, dict[str, str]] = {
+    "json": {},
+    "schemaless": {"key.converter": JSON_CONVERTER, "key.converter.schemas.enable": "false",
+                   "value.converter": JSON_CONVERTER,
+                   "value.converter.schemas.enable": "false"},
+}
 
 
 @dataclass(frozen=True)
@@ -47,16 +58,25 @@ class Target:
     snapshots: list[tuple[list[str], str | None]]
     debezium: dict[str, str] = field(default_factory=dict)
     both: dict[str, str] = field(default_factory=dict)  # given to Debezium and gtidmark alike
+    converter: str = "json"  # a key of CONVERTERS
 
 
-def target(flavour: str, broker: Broker) -> Target:
+def target(flavour: str, broker: Broker, converter: str = "json") -> Target:
+    """`converter` (CONVERTERS) given to both; a run of its own database and topics."""
+    own = {"mariadb": "confsl", "mysql": "confslmy"}[flavour] if converter == "schemaless" \
+        else None
+    t = _target(flavour, broker, own)
+    return replace(t, converter=converter, both={**t.both, **CONVERTERS[converter]})
+
+
+def _target(flavour: str, broker: Broker, db: str | None) -> Target:
     snapshots: list[tuple[list[str], str | None]] = [(["snap", "snap_all", "snap_nd"], None),
                                                      (["snap_sk"], "code")]
     if flavour == "mariadb":
-        return Target("mariadb", "conf", scenarios.SNAPSHOT_SETUP,
+        return Target("mariadb", db or "conf", scenarios.SNAPSHOT_SETUP,
                       [*scenarios.STREAMING, *scenarios.DONE], snapshots,
                       {"snapshot.mode": "initial"})
-    db = "confmy"
+    db = db or "confmy"
     return Target(
         "mysql", db,
         [*map(mysql_scenarios.for_mysql, scenarios.SNAPSHOT_SETUP),
@@ -80,6 +100,24 @@ class Run:
     ours: list[Record]
     debezium_history: list[dict[str, Any]]
     ours_history: list[dict[str, Any]]
+    converter: str = "json"
+    # The records as Kafka holds them; `debezium`/`ours` have each schemaless key and value
+    # put in an envelope of its own ({"payload": ...}) for the comparisons.
+    debezium_raw: list[Record] = field(default_factory=list)
+    ours_raw: list[Record] = field(default_factory=list)
+
+
+def payload(doc: Any) -> Any:
+    """A JSON key or value's payload, with schemas (an envelope) or without."""
+    if isinstance(doc, dict) and set(doc) == {"schema", "payload"}:
+        return doc["payload"]
+    return doc
+
+
+def enveloped(records: list[Record]) -> list[Record]:
+    """Schemaless records in the shape compare.py reads: {"payload": ...}, nulls kept."""
+    return [{**r, **{part: None if r[part] is None else {"payload": r[part]}
+                     for part in ("key", "value")}} for r in records]
 
 
 def run_sql(pair: SourcePair, db: str, statements: list[Any]) -> None:
@@ -114,9 +152,9 @@ def has_done(db: str, records: list[Record]) -> bool:
     done = [r for r in records if r["topic"] == f"{db}.{db}.done"]
     if not done:
         return False
-    tx = done[-1]["value"]["payload"]["transaction"]["id"]
-    return any(r["topic"] == f"{db}.transaction" and r["value"]["payload"]["status"] == "END"
-               and r["value"]["payload"]["id"] == tx for r in records)
+    tx = payload(done[-1]["value"])["transaction"]["id"]
+    return any(r["topic"] == f"{db}.transaction" and payload(r["value"])["status"] == "END"
+               and payload(r["value"])["id"] == tx for r in records)
 
 
 def _row_count(pair: SourcePair, db: str, table: str) -> int:
@@ -125,7 +163,7 @@ def _row_count(pair: SourcePair, db: str, table: str) -> int:
 
 def _reads(records: list[Record], topic: str) -> int:
     return sum(1 for r in records if r["topic"] == topic and r["value"] is not None
-               and r["value"]["payload"].get("op") == "r")
+               and payload(r["value"]).get("op") == "r")
 
 
 TICK = "tick"  # a database neither connector captures
@@ -209,8 +247,10 @@ def conformance_run(pair: SourcePair, broker: Broker, worker: ConnectWorker, wor
         dbz.stop()
         if ours.proc is not None:
             ours.stop()
-    result = Run(db, t.flavour, debezium, kafka_records(broker, db), dbz.history(),
-                 [json.loads(m.value()) for m in consume_all(broker.bootstrap,
-                                                             f"{db}-schema-history")])
-    (work / "ours.jsonl").write_text("".join(json.dumps(r) + "\n" for r in result.ours))
-    return result
+    raw = kafka_records(broker, db)
+    (work / "ours.jsonl").write_text("".join(json.dumps(r) + "\n" for r in raw))
+    compared = enveloped if t.converter == "schemaless" else list
+    return Run(db, t.flavour, compared(debezium), compared(raw), dbz.history(),
+               [json.loads(m.value()) for m in consume_all(broker.bootstrap,
+                                                           f"{db}-schema-history")],
+               t.converter, debezium, raw)

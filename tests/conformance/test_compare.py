@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.conformance.compare import allowed, compare_sequences, differences
+from tests.conformance.runs import enveloped, payload
 
 
 def record(after: dict[str, Any], **source: Any) -> dict[str, Any]:
@@ -77,3 +78,16 @@ def test_gtids_are_compared_on_mysql() -> None:
     assert compare_sequences([theirs], [ours], "t") == []
     assert compare_sequences([theirs], [ours], "t", flavour="mysql") == [
         't[0] value.payload.source.gtid: Debezium "u:1" != gtidmark "u:2"']
+
+
+def test_schemaless_records_are_compared_in_an_envelope_of_their_own() -> None:
+    """Bare keys and values put in {"payload": ...}: a difference still shows, with its
+    column; tombstones and keyless records stay null."""
+    def bare(v: int) -> dict[str, Any]:
+        return {"topic": "p.db.t", "key": {"id": 1}, "value": {"after": {"v": v}, "ts_ms": v}}
+    theirs, ours = enveloped([bare(1), {"topic": "p.db.t", "key": None, "value": None}]), \
+        enveloped([bare(2), {"topic": "p.db.t", "key": None, "value": None}])
+    assert theirs[1]["key"] is None and theirs[1]["value"] is None
+    assert payload(theirs[0]["key"]) == {"payload": {"id": 1}}  # not an envelope with schema
+    assert compare_sequences(theirs, ours, "t") == \
+        ["t[0] value.payload.after.v: Debezium 1 != gtidmark 2"]

@@ -3,7 +3,9 @@
 One Debezium connector on the session's Connect worker and one `gtidmark run` per flavour,
 MariaDB and MySQL (tests/conformance/runs.py): the snapshot tables are read by both, then the
 scripted statements (scenarios.py, and on MySQL mysql_scenarios.py too) stream through both and
-every record is compared, with the differences compare.py allows.
+every record is compared, with the differences compare.py allows. Each flavour once more
+with JsonConverter without schemas on both (keys and values bare payloads, compared in an
+envelope of their own).
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from tests.connect_services import ConnectWorker
 from tests.kafka_services import Broker
 
 
-@pytest.fixture(scope="module", params=["mariadb", "mysql"])
+@pytest.fixture(scope="module", params=["mariadb", "mysql", "mariadb-schemaless",
+                                                "mysql-schemaless"])
 def run(request: pytest.FixtureRequest, broker: Broker, connect_worker: ConnectWorker,
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    flavour = str(request.param)
+    """A flavour's run with the worker's JsonConverter (schemas), or `<flavour>-schemaless`."""
+    flavour, _, converter = str(request.param).partition("-")
     pair = request.getfixturevalue("dbz_mariadb" if flavour == "mariadb" else "mysql")
-    work = tmp_path_factory.mktemp(f"conformance-{flavour}")
-    yield conformance_run(pair, broker, connect_worker, work, target(flavour, broker))
+    work = tmp_path_factory.mktemp(f"conformance-{request.param}")
+    yield conformance_run(pair, broker, connect_worker, work,
+                          target(flavour, broker, converter or "json"))
 
 
 def _assert_same(problems: list[str]) -> None:
@@ -39,6 +44,16 @@ def _change_topics(db: str, records: list[Record]) -> dict[str, list[Record]]:
 
 def _streamed(records: list[Record]) -> list[Record]:
     return [r for r in records if r["value"] is None or r["value"]["payload"].get("op") != "r"]
+
+
+def test_records_written_by_the_runs_converter(run: Run) -> None:
+    """Each side's keys and values as its converter writes them: an envelope with the
+    schema, or the bare payload (Debezium's connector-level override taken by the worker)."""
+    def shapes(records: list[Record]) -> set[bool]:
+        return {isinstance(doc, dict) and set(doc) == {"schema", "payload"}
+                for r in records for doc in (r["key"], r["value"]) if doc is not None}
+    expected = {run.converter == "json"}
+    assert (shapes(run.debezium_raw), shapes(run.ours_raw)) == (expected, expected)
 
 
 def test_change_events_equal_debezium(run: Run) -> None:
