@@ -16,13 +16,19 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from connector.offsets.value import SNAPSHOT_KEY
 from tests.connect_services import ConnectWorker
 from tests.connector_tools import ConnectorProcess
-from tests.integration.test_debezium_migration import debezium_on_worker, lost_rows
+from tests.integration.test_debezium_migration import (
+    debezium_on_worker,
+    lost_rows,
+    worker_offsets,
+)
 from tests.kafka_services import Broker
 from tests.kafka_tools import json_records
 from tests.mysql_services import MySqlPair
@@ -80,12 +86,30 @@ def since(records: list[dict[str, Any]], before: list[dict[str, Any]]) -> list[d
 
 
 def repeated(records: list[dict[str, Any]]) -> list[Any]:
-    """Change records present more than once: the same transaction's same row change."""
+    """Change records present more than once: the same transaction's same row change
+    (snapshot reads aside: a snapshot asked for reads rows an earlier one read)."""
     seen = Counter(json.dumps([r["topic"], r["key"]["payload"], p["source"].get("gtid"),
                                p["op"], p["before"], p["after"]], sort_keys=True)
                    for r in records if r["value"] is not None
-                   for p in [r["value"]["payload"]])
+                   for p in [r["value"]["payload"]] if p["op"] != "r")
     return [record for record, count in seen.items() if count > 1]
+
+
+def reads(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if r["value"] and r["value"]["payload"]["op"] == "r"]
+
+
+def snapshot_tables(offsets: dict[str, Any]) -> list[str]:
+    """The tables of the snapshot running in gtidmark's offsets value."""
+    state = offsets.get(SNAPSHOT_KEY)
+    return [t["table"] for t in json.loads(state)["tables"]] if state else []
+
+
+def signal(user: Path, *action: str) -> None:
+    """`gtidmark signal` with the user's connector file and the worker's properties."""
+    subprocess.run([sys.executable, "-m", "connector.cli", "signal", "--config",
+                    "connector.json", "--worker", "connect-distributed.properties", *action],
+                   cwd=user, check=True, capture_output=True, timeout=60)
 
 
 def test_the_readmes_migration_from_debezium_and_back(
@@ -149,12 +173,22 @@ def test_the_readmes_migration_from_debezium_and_back(
             mysql.wait_synced()
             wait_for(lambda: lost_rows(mysql, broker, db, []) == 0, 180,
                      "gtidmark to carry on where Debezium stopped", interval=1.0)
+            ours = since(change_records(broker.bootstrap, db), before)
+            assert ours and not repeated(before + ours)
+            assert not reads(ours)  # snapshot.mode=initial over Debezium's offsets: none
+            # Stopped in a snapshot of its own: the offsets hold its state, which Debezium
+            # does not take over (README, step 5).
+            signal(user, "set-throttle", "--chunk-size", "10", "--chunk-delay-ms", "1000")
+            signal(user, "execute-snapshot", "--tables", f"{db}.orders")
+            doc = {"name": dbz.name, "config": config}
+            wait_for(lambda: snapshot_tables(worker_offsets(connect_worker, doc)), 120,
+                     "gtidmark's snapshot of orders in its offsets", interval=1.0)
         finally:
             assert conn.stop() == 0
-        ours = since(change_records(broker.bootstrap, db), before)
-        assert ours and not repeated(before + ours)
-        # snapshot.mode=initial over Debezium's offsets: no snapshot on this start
-        assert not [r for r in ours if r["value"] and r["value"]["payload"]["op"] == "r"]
+        handed_back = worker_offsets(connect_worker, doc)
+        assert snapshot_tables(handed_back) == [f"{db}.orders"], handed_back
+        assert "snapshot" not in handed_back  # Debezium's key: a SnapshotType name or none
+        gtidmarks = change_records(broker.bootstrap, db)
         workload.run(200, add_column_at=None)  # while neither runs
 
         # 5: the way back, Debezium resumed on the primary from gtidmark's offsets.
@@ -168,5 +202,6 @@ def test_the_readmes_migration_from_debezium_and_back(
     finally:
         assert dbz.stop() == 0
     everything = change_records(broker.bootstrap, db)
-    assert len(everything) > len(before) + len(ours)
+    back_again = since(everything, gtidmarks)
+    assert back_again and not reads(back_again)  # Debezium streamed on, no snapshot
     assert not repeated(everything)
