@@ -216,7 +216,7 @@ def key_id(key: dict[str, Any]) -> int:
     return int(decode_row(key["schema"], key["payload"])["id"])
 
 
-def snap_rows_lost(pair: MariaDbPair, broker: Broker, db: str,
+def snap_rows_lost(pair: SourcePair, broker: Broker, db: str,
                    debezium_records: list[dict[str, Any]]) -> int:
     """`lost_rows` for the snapshot test's table, keyed by its id's value (INT or DECIMAL)."""
     topic = f"{db}.{db}.snap"
