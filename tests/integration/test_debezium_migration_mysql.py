@@ -4,9 +4,10 @@ gtidmark, on a real MySQL replica, through the worker's own offsets topic.
 Debezium's MySQL connector keeps the replica's executed GTID set in its offsets (`gtids`);
 gtidmark, given the worker's `offset.storage.topic` (as a Connect user copies it from
 connect-distributed.properties), reads and writes the same key with the same set there, so
-each takes over where the other stopped. Debezium's records go to `dbz.`-prefixed topics
-(tests/connect_services.py), gtidmark's to the usual ones; together they must equal the
-primary.
+each takes over where the other stopped; in the middle of Debezium's snapshots too (its
+read-only incremental one continues after its last chunk, an interrupted initial one is
+taken again). Debezium's records go to `dbz.`-prefixed topics (tests/connect_services.py),
+gtidmark's to the usual ones; together they must equal the primary.
 """
 
 from __future__ import annotations
