@@ -22,7 +22,7 @@ from connector.binlog.declared import DeclaredColumns
 from connector.binlog.transactions import InnerDdl, Transaction
 from connector.ddl_events import drop_statement_parts, java_set_names, rename_statements
 from connector.events.envelope import EventEncoder, TableEncoder
-from connector.events.history import history_change, table_change
+from connector.events.history import history_changes, table_change
 from connector.events.source_block import SourceInfo
 from connector.events.unwrap import with_transforms
 from connector.flavours import flavour_named
@@ -323,8 +323,7 @@ class Dispatcher:
                     position["transaction_id"] = str(tx.gtid)
             history = {"source": {"server": self._config.topic_prefix}, "position": position,
                        "ts_ms": tx.ts_us // 1000, "databaseName": db, "ddl": text,
-                       "tableChanges": [history_change(c, p)
-                                        for c, p in zip(changes, previous, strict=True)]}
+                       "tableChanges": history_changes(changes, previous)}
             self._sink.send(self._config.history_topic, None,
                             json.dumps(history, separators=(",", ":")).encode())
 

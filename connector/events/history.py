@@ -152,3 +152,13 @@ def history_change(change: dict[str, Any], previous_id: str | None = None) -> di
                       "primaryKeyColumnNames": table["primaryKeyColumnNames"],
                       "columns": columns, "attributes": []},
             "comment": table["comment"]}
+
+
+def history_changes(changes: list[dict[str, Any]], previous: list[str | None]
+                    ) -> list[dict[str, Any]]:
+    """A history record's `tableChanges`; empty when a CREATE or ALTER has no structure (a
+    table whose DDL was not streamed here): Debezium's reader fails on such an entry, and
+    with none it parses the record's `ddl` against the table as it knows it."""
+    if any(c["type"] != "DROP" and c.get("table") is None for c in changes):
+        return []
+    return [history_change(c, p) for c, p in zip(changes, previous, strict=True)]

@@ -4,7 +4,7 @@ Connect binds the body with Jackson before anything else: a body that is not JSO
 not have the `ConnectorOffsets` shape is a 500 with Jackson's message; an empty list is a
 400. The offset itself is this connector's business: one source partition
 `{"server": <topic.prefix>}`, and a value with a `gtids` position (or null, forgetting it).
-Its `snapshot` state may hold no more than signals could have put there: captured tables,
+Its `snapshot_state` may hold no more than signals could have put there: captured tables,
 execute-snapshot's filters and keys, set-throttle's bounds, the same size.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from connector.flavours import position_of_either
-from connector.offsets.value import ConnectorOffsets
+from connector.offsets.value import SNAPSHOT_KEY, ConnectorOffsets, snapshot_raw
 from connector.settings.filters import TableFilter
 from connector.settings.model import ConnectorConfig
 from connector.snapshot.requests import MAX_STATE_BYTES
@@ -25,6 +25,7 @@ from connector.snapshot.state import SnapshotState
 from signals.models import SetThrottle, SignalRejected, signal_from_value
 
 EMPTY = "Partitions / offsets need to be provided for an alter offsets request"
+_WHERE = f"offset.{SNAPSHOT_KEY}"  # what refusals of the snapshot state name
 # The snapshot state's throttle fields and set-throttle's names for them.
 _THROTTLE = {"chunk_size": "chunk-size", "chunk_delay_ms": "chunk-delay-ms"}
 
@@ -83,7 +84,7 @@ class AlterOffsets:
                 RecursionError) as exc:  # int(Infinity), a nesting too deep for json
             raise BadOffsets(f"offset: not an offsets value of this connector ({exc})") from None
         if offsets.snapshot is not None:
-            _check_snapshot(self.value["snapshot"], offsets.snapshot, config)
+            _check_snapshot(snapshot_raw(self.value), offsets.snapshot, config)
 
 
 def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> None:
@@ -97,7 +98,7 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
             error = exc.errors()[0]
             alias = str(error["loc"][0]) if error["loc"] else "chunk-size"
             key = next(k for k, a in _THROTTLE.items() if a == alias)
-            raise BadOffsets(f"offset.snapshot: {key} {json.dumps(throttle.get(alias))[:40]}: "
+            raise BadOffsets(f"{_WHERE}: {key} {json.dumps(throttle.get(alias))[:40]}: "
                              f"{error['msg']} (as set-throttle's {alias})") from None
     captured = TableFilter(config)
     seen: set[str] = set()
@@ -105,10 +106,10 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
         name = table.table
         db, dot, rest = name.partition(".") if isinstance(name, str) else ("", "", "")
         if not dot or not captured.captured(db, rest):
-            raise BadOffsets(f"offset.snapshot: table {json.dumps(name)[:200]} is not captured "
+            raise BadOffsets(f"{_WHERE}: table {json.dumps(name)[:200]} is not captured "
                              "by this connector (its include/exclude lists)")
         if name in seen:
-            raise BadOffsets(f"offset.snapshot: table {name} is listed twice")
+            raise BadOffsets(f"{_WHERE}: table {name} is listed twice")
         seen.add(name)
         request: dict[str, Any] = {"data-collections": [name]}
         if table.condition is not None:
@@ -119,10 +120,10 @@ def _check_snapshot(raw: Any, state: SnapshotState, config: ConnectorConfig) -> 
         try:
             signal_from_value({"type": "execute-snapshot", "data": request})
         except SignalRejected as exc:
-            raise BadOffsets(f"offset.snapshot: table {name}: refused as a signal would be: "
+            raise BadOffsets(f"{_WHERE}: table {name}: refused as a signal would be: "
                              f"{exc.reason}") from None
     if state.json_size() > MAX_STATE_BYTES:
-        raise BadOffsets(f"offset.snapshot: more than {MAX_STATE_BYTES} bytes, as a signal's "
+        raise BadOffsets(f"{_WHERE}: more than {MAX_STATE_BYTES} bytes, as a signal's "
                          "snapshot queue may not be")
 
 

@@ -1,8 +1,9 @@
 """The offsets record's value: one typed contract for every writer and reader of it.
 
 Kafka Connect's shape for a MySQL/MariaDB source (`gtids`, `file`, `pos`, `event`, `row`,
-`server_id`, `ts_sec`) plus our own `snapshot` (a `SnapshotState` as a JSON string, null
-when none runs), `signal_offset`, `signal_in_progress` and `signal_attempt` (a `SignalMark`, present only
+`server_id`, `ts_sec`) plus our own `snapshot_state` (a `SnapshotState` as a JSON string,
+null when none runs; not `snapshot`, which Debezium reads as a SnapshotType name and stops
+on anything else), `signal_offset`, `signal_in_progress` and `signal_attempt` (a `SignalMark`, present only
 while a signal is being acted on, or a start has still to pass one: connector/offsets/
 signal_mark.py), `signal_source_gtid`, `signal_source_row` and `signal_source_attempt`
 (a `SourceMark`: the same for a row of the signal table), and the HA
@@ -20,6 +21,16 @@ from typing import Any
 from connector.leadership.lease import Instance
 from connector.offsets.mark import SignalMark, SourceMark
 from connector.snapshot.state import SnapshotState
+
+SNAPSHOT_KEY = "snapshot_state"
+LEGACY_SNAPSHOT_KEY = "snapshot"  # where earlier versions kept it (still read)
+
+
+def snapshot_raw(data: dict[str, Any]) -> Any:
+    """The snapshot state as a record holds it (a JSON string, or a map before 0.2)."""
+    if data.get(SNAPSHOT_KEY) is not None:
+        return data[SNAPSHOT_KEY]
+    return data.get(LEGACY_SNAPSHOT_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +52,14 @@ class ConnectorOffsets:
     def to_json(self) -> dict[str, Any]:
         """Primitive values only, as Kafka Connect's offset reader requires (a map in an
         offsets value makes Debezium drop the whole value): the snapshot state goes as a
-        JSON string, like Debezium's own `incremental_snapshot_collections`."""
+        JSON string, like Debezium's own `incremental_snapshot_collections`, under a key
+        Debezium does not read, so that Debezium resumes from these offsets."""
         snapshot = None if self.snapshot is None else json.dumps(
             self.snapshot.to_json(), separators=(",", ":"))
         writer = self.writer
         return {"gtids": self.gtids, "file": self.file, "pos": self.pos, "event": self.event,
                 "row": self.row, "server_id": self.server_id, "ts_sec": self.ts_sec,
-                "snapshot": snapshot, "signal_offset": self.signal_offset,
+                SNAPSHOT_KEY: snapshot, "signal_offset": self.signal_offset,
                 **({} if self.signal_in_progress is None else
                    self.signal_in_progress.to_json()),
                 **({} if self.source_signal_in_progress is None else
@@ -62,9 +74,10 @@ class ConnectorOffsets:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ConnectorOffsets:
-        """Also the shape versions before 0.2 wrote: `snapshot` and `writer` as maps."""
+        """Also the shapes earlier versions wrote: the state under `snapshot` (before 0.2
+        with it and `writer` as maps)."""
         signal_offset = data.get("signal_offset")
-        snapshot = data.get("snapshot")
+        snapshot = snapshot_raw(data)
         if isinstance(snapshot, str):
             snapshot = json.loads(snapshot)
         writer = data.get("writer")

@@ -17,6 +17,7 @@ import pytest
 from connector.gtid import MariaDbGtidPos
 from connector.kafka.partitioner import key_partition
 from connector.offsets.store import read_committed
+from connector.offsets.value import SNAPSHOT_KEY, written_by_gtidmark
 from connector.settings.parse import parse_config
 from tests.connect_services import ConnectWorker, DebeziumOnConnect
 from tests.connector_tools import (
@@ -215,7 +216,7 @@ def key_id(key: dict[str, Any]) -> int:
     return int(decode_row(key["schema"], key["payload"])["id"])
 
 
-def snap_rows_lost(pair: MariaDbPair, broker: Broker, db: str,
+def snap_rows_lost(pair: SourcePair, broker: Broker, db: str,
                    debezium_records: list[dict[str, Any]]) -> int:
     """`lost_rows` for the snapshot test's table, keyed by its id's value (INT or DECIMAL)."""
     topic = f"{db}.{db}.snap"
@@ -318,7 +319,8 @@ def test_offsets_from_an_interrupted_debezium_initial_snapshot(
 
     def snapshot_committed() -> bool:
         offsets = committed_offsets(broker, doc)
-        return offsets is not None and not offsets.get("snapshot") \
+        return offsets is not None and written_by_gtidmark(offsets) \
+            and not offsets.get(SNAPSHOT_KEY) \
             and MariaDbGtidPos.parse(offsets["gtids"]).covers(target)
 
     with streaming_connector(doc, tmp_path, timeout=120) as conn:

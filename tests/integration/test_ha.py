@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from connector.offsets.value import SNAPSHOT_KEY
 from connector.settings.parse import parse_config
 from tests.connector_tools import (
     ConnectorProcess,
@@ -68,7 +69,7 @@ def test_one_leader_and_takeovers_lose_nothing(source: SourcePair, broker: Broke
             assert leader["writer"]["pid"] != old_pid
         # Done when the leader's committed offsets hold no snapshot any more.
         wait_until(lambda: (r := leader_record(offsets_records(broker, doc))) is not None
-                   and r["signal_offset"] == 1 and not r["snapshot"], 300,
+                   and r["signal_offset"] == 1 and not r[SNAPSHOT_KEY], 300,
                    "the snapshot committed as finished")
     finally:
         writer.stop()

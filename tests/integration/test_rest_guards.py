@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from connector.control import NOT_LEADING
+from connector.offsets.value import SNAPSHOT_KEY
 from connector.settings.parse import parse_config
 from tests.connector_tools import lease_holder
 from tests.integration.test_rest import (
@@ -41,21 +42,21 @@ def test_patched_snapshot_state_takes_only_what_a_signal_could(
         written_before = len(offsets_records(broker, doc))
 
         def patched(snapshot: str) -> object:
-            value = {**stored, "snapshot": snapshot}
+            value = {**stored, SNAPSHOT_KEY: snapshot}
             return client.call("PATCH", offsets, {"offsets": [{"partition": {"server": db},
                                                                "offset": value}]})
 
         system = json.dumps({"id": "x", "paused": False, "tables": [
             {"table": f"{db}.t"}, {"table": "mysql.global_priv"}]})
         assert_connect_error(patched(system), 400,
-                             "offset.snapshot: table \"mysql.global_priv\" is not captured by "
+                             "offset.snapshot_state: table \"mysql.global_priv\" is not captured by "
                              "this connector (its include/exclude lists)")
         huge_chunks = system.replace('"paused": false', '"paused": false, "chunk_size": 1e9') \
             .replace(', {"table": "mysql.global_priv"}', "")
         assert "1e9" in huge_chunks and "global_priv" not in huge_chunks
         refused = patched(huge_chunks)
         assert_connect_error(refused, 400)
-        assert refused.body["message"].startswith("offset.snapshot: chunk_size 1000000000.0")
+        assert refused.body["message"].startswith("offset.snapshot_state: chunk_size 1000000000.0")
         assert len(offsets_records(broker, doc)) == written_before  # nothing written
 
         captured = json.dumps({"id": "rest-patch", "paused": False, "chunk_size": 16,

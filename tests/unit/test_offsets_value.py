@@ -33,7 +33,7 @@ def test_round_trip_through_the_record_bytes(value: ConnectorOffsets) -> None:
 def test_record_has_kafka_connects_field_names() -> None:
     record: dict[str, Any] = json.loads(ConnectorOffsets(gtids="0-1-2").to_bytes())
     assert set(record) == {"gtids", "file", "pos", "event", "row", "server_id", "ts_sec",
-                           "snapshot", "signal_offset", "epoch", "writer_host", "writer_pid",
+                           "snapshot_state", "signal_offset", "epoch", "writer_host", "writer_pid",
                            "writer_since"}
 
 

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.offsets.rest_body import BadOffsets, parse_alter_offsets
+from connector.offsets.value import SNAPSHOT_KEY
 from connector.settings.filters import TableFilter
 from connector.settings.parse import parse_config
 from connector.snapshot.progress import TableProgress
@@ -26,7 +27,7 @@ EXCLUDE = parse_config({"name": "c", "config": {**BASE, "table.exclude.list": "s
 
 def refusal(snapshot: Any, config: Any = INCLUDE) -> str | None:
     """Why PATCH refuses an offset with this snapshot state (as the JSON string stored)."""
-    value = {"gtids": "0-1-5", "snapshot": json.dumps(snapshot)}
+    value = {"gtids": "0-1-5", SNAPSHOT_KEY: json.dumps(snapshot)}
     alter = parse_alter_offsets(json.dumps(
         {"offsets": [{"partition": {"server": "shop"}, "offset": value}]}).encode())
     try:
@@ -68,7 +69,7 @@ def test_throttle_takes_what_set_throttle_takes(size: Any, delay: Any) -> None:
 
 def test_throttle_refusal_names_the_field() -> None:
     message = refusal(state({"table": "shop.a"}, chunk_size=1e9))
-    assert message is not None and message.startswith("offset.snapshot: chunk_size 1000000000.0")
+    assert message is not None and message.startswith("offset.snapshot_state: chunk_size 1000000000.0")
     assert "set-throttle's chunk-size" in message
     assert "less than or equal to 100000" in (refusal(state(chunk_size=100_001)) or "")
     assert refusal(state(chunk_size=100_000, chunk_delay_ms=60_000)) is None
@@ -103,7 +104,7 @@ def test_tables_are_those_the_capture_filter_takes(tables: list[str]) -> None:
 @pytest.mark.parametrize("table", ["mysql.global_priv", "shop.c", "nodb"])
 def test_an_uncaptured_table_is_named(table: str) -> None:
     message = refusal(state({"table": "shop.a"}, {"table": table}))
-    assert message == (f"offset.snapshot: table \"{table}\" is not captured by this "
+    assert message == (f"offset.snapshot_state: table \"{table}\" is not captured by this "
                        "connector (its include/exclude lists)")
 
 
@@ -118,7 +119,7 @@ def test_filters_keys_and_size_as_execute_snapshot() -> None:
                           "surrogate_key": "id"})) is None
     bad_filter = refusal(state({"table": "shop.a", "condition": "1=1; DROP TABLE t"}))
     assert bad_filter is not None and bad_filter.startswith(
-        "offset.snapshot: table shop.a: refused as a signal would be: execute-snapshot")
+        "offset.snapshot_state: table shop.a: refused as a signal would be: execute-snapshot")
     assert refusal(state({"table": "shop.a", "surrogate_key": "a b"})) is not None
     assert refusal(state({"table": "shop.a", "condition": 5})) is not None
     assert "listed twice" in (refusal(state({"table": "shop.a"}, {"table": "shop.a"})) or "")

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from connector import __version__
 from connector.control import EngineView, SnapshotView
 from connector.offsets.rest_body import EMPTY, BadBody, BadOffsets, parse_alter_offsets
-from connector.offsets.value import ConnectorOffsets
+from connector.offsets.value import SNAPSHOT_KEY, ConnectorOffsets
 from connector.rest.connect import connector_config, offsets, state_info
 from connector.rest.gate import credentials_match
 from connector.rest.metrics import registry
@@ -70,8 +70,9 @@ def test_offsets_must_be_this_connectors_partition_and_a_position() -> None:
                               ({"server": "shop"}, {"gtids": "0-1-5",
                                                     "signal_source_gtid": "0-1-6",
                                                     "signal_source_row": -1}),
-                              ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "{"}),
-                              ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "[1]"})):
+                              ({"server": "shop"}, {"gtids": "0-1-5", SNAPSHOT_KEY: "{"}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", SNAPSHOT_KEY: "[1]"}),
+                              ({"server": "shop"}, {"gtids": "0-1-5", "snapshot": "{"})):
         item = parse_alter_offsets(body({"offsets": [{"partition": partition,
                                                       "offset": offset}]}))
         with pytest.raises(BadOffsets):

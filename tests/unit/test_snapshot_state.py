@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 
 from connector.offsets.store import parse_offsets
+from connector.offsets.value import SNAPSHOT_KEY, ConnectorOffsets
 from connector.snapshot.progress import TableProgress
 from connector.snapshot.state import SnapshotState
 from tests.unit.snapshot_strategies import states
@@ -36,7 +37,7 @@ def test_an_offsets_record_written_before_is_read_and_its_state_kept() -> None:
     # Written back in today's shape (the state as a JSON string), the same state.
     rewritten = json.loads(offsets.to_bytes())
     before = json.loads(WRITTEN_BEFORE)
-    assert json.loads(rewritten.pop("snapshot")) == before.pop("snapshot")
+    assert json.loads(rewritten.pop(SNAPSHOT_KEY)) == before.pop("snapshot")
     assert {k: v for k, v in rewritten.items() if not k.startswith("writer")} == \
         {k: v for k, v in before.items() if k != "writer"}
     assert parse_offsets(offsets.to_bytes()) == offsets
@@ -59,3 +60,23 @@ def test_a_saved_state_does_not_change_with_later_chunks() -> None:
     state.tables[0].rows = 99
     state.tables.append(TableProgress(table="a.c"))
     assert saved is not None and [(t.table, t.rows) for t in saved.tables] == [("a.b", 1)]
+
+
+def test_a_running_snapshot_leaves_debeziums_snapshot_key_alone() -> None:
+    """Debezium reads `snapshot` as a SnapshotType name (INITIAL, BLOCKING, or a boolean)
+    and its task fails on any other string: resuming from our offsets mid-snapshot, it
+    stopped with IllegalArgumentException (tests/integration/test_migration_procedure.py)."""
+    running = ConnectorOffsets(gtids="0-1-42", snapshot=SnapshotState(
+        id="s-1", tables=[TableProgress(table="app.t", started=1700000000.125)]), signal_offset=3)
+    written = json.loads(running.to_bytes())
+    assert "snapshot" not in written
+    assert json.loads(written[SNAPSHOT_KEY])["tables"][0]["table"] == "app.t"
+    assert parse_offsets(running.to_bytes()) == running
+
+
+def test_the_state_where_earlier_versions_kept_it_is_read() -> None:
+    running = ConnectorOffsets(gtids="0-1-42", snapshot=SnapshotState(
+        id="s-1", tables=[TableProgress(table="app.t", started=1700000000.125)]), signal_offset=3)
+    earlier = json.loads(running.to_bytes())
+    earlier["snapshot"] = earlier.pop(SNAPSHOT_KEY)
+    assert parse_offsets(json.dumps(earlier).encode()) == running
