@@ -24,8 +24,9 @@ from tests.services import ServiceError
 ROUTE = "dbz."
 # gtidmark's producer settings (connector/kafka/sink.py PRODUCER_DEFAULTS) in the Java
 # client's words, for the worker's producers: the same acks, batching and compression.
-# Connect's own defaults (16 KB batches, no linger or compression, one request in flight)
-# would hold Debezium to a few records per round trip of 3.5 KB JSON-with-schema records.
+# Connect's own (Worker.baseProducerConfigs: one request in flight, no idempotence; the
+# client's 16 KB batches, four 3.5 KB JSON-with-schema records, uncompressed) would compare
+# two producers' settings, not the connectors.
 PRODUCER = {
     "producer.acks": "all",
     "producer.enable.idempotence": "true",
