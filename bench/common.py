@@ -44,6 +44,7 @@ from pymysqlreplication.row_event import (
 )
 
 from bench.debezium import start_replica
+from bench.debezium_connect import start_worker
 from connector.binlog import mysql_wire
 from connector.binlog.framing import GTID, ROWS, XID, Framing, frames
 from connector.binlog.rowimages import fast_rows
@@ -59,6 +60,7 @@ from connector.offsets.store import OffsetStore
 from connector.offsets.value import ConnectorOffsets
 from connector.settings.model import ConnectorConfig
 from connector.settings.parse import parse_config
+from tests.connect_services import ConnectWorker
 from tests.connector_tools import SourcePair, connector_document
 from tests.kafka_services import Broker
 from tests.kafka_tools import consume_all, create_topic
@@ -96,6 +98,8 @@ class Services:
     debezium: SourcePair
     flavour: Flavour
     version: str  # the replica's SELECT VERSION()
+    # A Kafka Connect worker on `broker` for Debezium on Connect (services(connect=True)).
+    worker: ConnectWorker | None = None
 
     @property
     def server(self) -> str:
@@ -114,12 +118,14 @@ class Services:
 
 
 @contextmanager
-def services(flavour: str = "mariadb") -> Iterator[Services]:
-    """A primary, gtidmark's and Debezium's replicas and a broker, stopped after."""
+def services(flavour: str = "mariadb", connect: bool = False) -> Iterator[Services]:
+    """A primary, gtidmark's and Debezium's replicas and a broker (and with `connect` a
+    Kafka Connect worker on it), stopped after."""
     base = Path(tempfile.mkdtemp(prefix="gmb"))  # short: a unix socket path is < ~100 bytes
     pair: SourcePair = MariaDbPair.create(base) if flavour == "mariadb" else MySqlPair.create(base)
     broker = Broker(base)
     dbz: SourcePair | None = None
+    worker: ConnectWorker | None = None
     try:
         pair.start()
         if isinstance(pair, MariaDbPair):
@@ -129,8 +135,12 @@ def services(flavour: str = "mariadb") -> Iterator[Services]:
         broker.start()
         version = str(pair.replica.execute("SELECT VERSION()")[0][0])
         print(f"\n=== {SERVER[flavour]} {version}: primary + read-only replica ===", flush=True)
-        yield Services(pair, broker, base, dbz, flavour_named(flavour), version)
+        if connect:
+            worker = start_worker(base, broker.bootstrap)
+        yield Services(pair, broker, base, dbz, flavour_named(flavour), version, worker)
     finally:
+        if worker is not None:
+            worker.stop()
         broker.resume() if broker.proc is not None else None
         broker.stop()
         if dbz is not None and dbz is not pair:
@@ -292,6 +302,13 @@ def produce_only(config: ConnectorConfig, topic: str) -> dict[str, Any]:
         raise RuntimeError(f"bare producer: {left} records unacknowledged, errors {failed[:3]}")
     size = sum(len(k or b"") + len(v or b"") for k, v in items)
     return {"records": len(items), "bytes": size, "seconds": seconds}
+
+
+def debezium_peers() -> tuple[bool, bool]:
+    """Which Debezium peers run, (embedded, on Connect): BENCH_DEBEZIUM 1 (default) both,
+    0 neither, `embedded` or `connect` the one."""
+    chosen = os.environ.get("BENCH_DEBEZIUM", "1")
+    return chosen in ("1", "embedded"), chosen in ("1", "connect")
 
 
 def scaled(size: int) -> int:

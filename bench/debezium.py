@@ -60,8 +60,9 @@ def start_replica(primary_pair: MariaDbPair) -> MariaDbPair:
 
 
 def create_signal_table(pair: MariaDbPair, db: str) -> None:
-    """Debezium's signal table in `db`, created on the primary; the cdc user may write it."""
-    pair.primary.execute(f"CREATE TABLE {db}.{SIGNAL_TABLE} (id VARCHAR(42) PRIMARY KEY, "
+    """Debezium's signal table in `db`, created on the primary (once: both peers use it); the
+    cdc user may write it."""
+    pair.primary.execute(f"CREATE TABLE IF NOT EXISTS {db}.{SIGNAL_TABLE} (id VARCHAR(42) PRIMARY KEY, "
                          "type VARCHAR(32) NOT NULL, data VARCHAR(2048) NULL)")
     pair.primary.execute(f"GRANT INSERT, UPDATE, DELETE ON {db}.{SIGNAL_TABLE} TO '{CDC_USER}'@'%'")
     pair.wait_synced()
@@ -83,15 +84,17 @@ def signal_topic(db: str) -> str:
 
 
 def read_only_properties(pair: MySqlPair, db: str, workdir: Path, chunk_size: int,
-                         bootstrap: str) -> dict[str, str]:
+                         bootstrap: str, signals: str | None = None) -> dict[str, str]:
     """Debezium's read-only incremental snapshot on a MySQL replica: nothing written to the
-    server; signals from `signal_topic(db)` (key: the topic prefix, `db`)."""
+    server; signals from `signals` (default `signal_topic(db)`; key: the topic prefix,
+    `db`)."""
+    topic = signals or signal_topic(db)
     return properties(pair, db, workdir, chunk_size, **{
         "read.only": "true",
         "signal.enabled.channels": "kafka",
-        "signal.kafka.topic": signal_topic(db),
+        "signal.kafka.topic": topic,
         "signal.kafka.bootstrap.servers": bootstrap,
-        "signal.kafka.groupId": f"{db}-dbz-signals",
+        "signal.kafka.groupId": topic,
         "signal.poll.interval.ms": SIGNAL_POLL_MS,
         "connect.keep.alive.interval.ms": READ_ONLY_KEEP_ALIVE_MS})
 
@@ -99,10 +102,8 @@ def read_only_properties(pair: MySqlPair, db: str, workdir: Path, chunk_size: in
 class DebeziumRun(DebeziumProcess):
     """The parent side: the counting child, its progress file, waits on a topic's count."""
 
-    def __init__(self, pair: MariaDbPair | MySqlPair, props: dict[str, str],
-                 workdir: Path) -> None:
+    def __init__(self, props: dict[str, str], workdir: Path) -> None:
         super().__init__(props, workdir, child="bench.debezium")
-        self.pair = pair
 
     def progress(self) -> dict[str, Any]:
         try:
@@ -124,27 +125,31 @@ class DebeziumRun(DebeziumProcess):
                            f"{topic} (have {self.progress()['counts']}); log tail: "
                            f"{self.engine_log()[-1500:]}")
 
-    def signal_snapshot(self, db: str, table: str) -> float:
-        """Insert execute-snapshot (incremental) into the signal table on the primary."""
-        data = json.dumps({"data-collections": [f"{db}.{table}"], "type": "incremental"})
-        began = time.time()
-        self.pair.primary.execute(f"INSERT INTO {db}.{SIGNAL_TABLE} VALUES (%s, %s, %s)",
-                                  (f"bench-{began}", "execute-snapshot", data))
-        return began
 
-    def signal_snapshot_kafka(self, bootstrap: str, db: str, table: str) -> float:
-        """Produce execute-snapshot (incremental) to the signal topic, keyed by the prefix."""
-        from confluent_kafka import Producer
+def signal_table(pair: MariaDbPair | MySqlPair, db: str, table: str) -> float:
+    """Insert execute-snapshot (incremental) of `db.table` into `db`'s signal table on the
+    primary; the time.time() just before."""
+    data = json.dumps({"data-collections": [f"{db}.{table}"], "type": "incremental"})
+    began = time.time()
+    pair.primary.execute(f"INSERT INTO {db}.{SIGNAL_TABLE} VALUES (%s, %s, %s)",
+                         (f"bench-{began}", "execute-snapshot", data))
+    return began
 
-        began = time.time()
-        value = json.dumps({"id": f"bench-{began}", "type": "execute-snapshot",
-                            "data": {"data-collections": [f"{db}.{table}"],
-                                     "type": "incremental"}})
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
-        producer.produce(signal_topic(db), value.encode(), db.encode(), partition=0)
-        if producer.flush(30):
-            raise ServiceError(f"the signal to {signal_topic(db)} was not acknowledged")
-        return began
+
+def signal_kafka(bootstrap: str, topic: str, db: str, table: str) -> float:
+    """Produce execute-snapshot (incremental) of `db.table` to `topic`, keyed by the topic
+    prefix (`db`); the time.time() just before."""
+    from confluent_kafka import Producer
+
+    began = time.time()
+    value = json.dumps({"id": f"bench-{began}", "type": "execute-snapshot",
+                        "data": {"data-collections": [f"{db}.{table}"],
+                                 "type": "incremental"}})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    producer.produce(topic, value.encode(), db.encode(), partition=0)
+    if producer.flush(30):
+        raise ServiceError(f"the signal to {topic} was not acknowledged")
+    return began
 
 
 # ------------------------------------------------------------------------------ child side

@@ -37,6 +37,7 @@ from bench.common import (
     EngineThread,
     Services,
     connector_config,
+    debezium_peers,
     flavours_wanted,
     print_table,
     quiet_logs,
@@ -49,8 +50,11 @@ from bench.debezium import (
     create_signal_table,
     properties,
     read_only_properties,
+    signal_kafka,
+    signal_table,
     signal_topic,
 )
+from bench.debezium_connect import ConnectPeer
 from connector.snapshot.chunks import chunk_query
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document
@@ -64,6 +68,7 @@ COLUMNS = ("id", "v", "s", "d")  # big's, named as the connector's chunk SELECT 
 WRITES_PER_SECOND = 1_000
 DB = "snap"
 TARGET_RATIO, TARGET_P99, TARGET_VS_DEBEZIUM = 0.8, 1.0, 3.0  # issue #11's targets
+WITH_DEBEZIUM, WITH_CONNECT = debezium_peers()
 
 
 def make_table(svc: Services) -> None:
@@ -132,17 +137,47 @@ def debezium_snapshot(svc: Services, chunk: int) -> dict[str, Any]:
     else:
         create_signal_table(pair, DB)
         props = properties(pair, DB, workdir, chunk)
-    run = DebeziumRun(pair, props, workdir)
+    run = DebeziumRun(props, workdir)
     run.start()
     try:
-        if isinstance(pair, MySqlPair):
-            began = run.signal_snapshot_kafka(svc.broker.bootstrap, DB, "big")
-        else:
-            began = run.signal_snapshot(DB, "big")
+        began = _signal(svc, signal_topic(DB))
         seen = run.wait_count(f"{DB}.{DB}.big", ROWS, 1200)
     finally:
         run.stop()
     return {"rows": seen["counts"][f"{DB}.{DB}.big"], "seconds": seen["last"] - began}
+
+
+def connect_snapshot(svc: Services, chunk: int) -> dict[str, Any]:
+    """The same incremental snapshot by Debezium on the Connect worker, from the signal
+    until the table's last `r` record is acknowledged in its topic (on MySQL from a signal
+    topic of its own: the embedded peer's holds that peer's signal)."""
+    assert svc.worker is not None
+    workdir = svc.base / "dbzc-snap"
+    pair = svc.debezium
+    signals = f"{signal_topic(DB)}-connect"
+    if isinstance(pair, MySqlPair):
+        create_topic(svc.broker.bootstrap, signals)
+        props = read_only_properties(pair, DB, workdir, chunk, svc.broker.bootstrap, signals)
+    else:
+        create_signal_table(pair, DB)
+        props = properties(pair, DB, workdir, chunk)
+    peer = ConnectPeer(svc.worker, props)
+    try:
+        peer.start()
+        began = _signal(svc, signals)
+        done = peer.wait_count(f"{DB}.{DB}.big", ROWS, 1200)
+        rows = peer.count(f"{DB}.{DB}.big")
+    finally:
+        peer.remove()
+    return {"rows": rows, "seconds": done - began}
+
+
+def _signal(svc: Services, topic: str) -> float:
+    """execute-snapshot of big: on MySQL to the Kafka `topic`, on MariaDB into the signal
+    table; the time.time() just before."""
+    if isinstance(svc.debezium, MySqlPair):
+        return signal_kafka(svc.broker.bootstrap, topic, DB, "big")
+    return signal_table(svc.debezium, DB, "big")
 
 
 class Writer(threading.Thread):
@@ -232,30 +267,34 @@ def snapshot_under_load(svc: Services, workdir: Path) -> dict[str, Any]:
             "p99": lags[min(len(lags) - 1, int(len(lags) * 0.99))], "max": lags[-1]}
 
 
-def print_idle(svc: Services, snap: dict[str, Any], dbz: dict[str, Any],
+def print_idle(svc: Services, snap: dict[str, Any], peers: list[tuple[str, dict[str, Any]]],
                chunked: tuple[int, float], scan: tuple[int, float]) -> None:
+    """The idle snapshot's table; `peers`: (Debezium peer's label, its result)."""
     rate = snap["rows"] / snap["seconds"]
     chunked_rate = chunked[0] / chunked[1]
     ratio = rate / chunked_rate
-    dbz_rate = dbz["rows"] / dbz["seconds"]
-    dbz_what = "Debezium 3.6 incremental (signal -> all r at its consumer)"
-    if isinstance(svc.debezium, MySqlPair):
-        dbz_what = "Debezium 3.6 read-only incremental (Kafka signal -> all r at its consumer)"
+    read_only = isinstance(svc.debezium, MySqlPair)
+    kind = "read-only incremental" if read_only else "incremental"
+    signal = "Kafka signal" if read_only else "signal"
+    rows: list[list[Any]] = [["gtidmark snapshot (signal -> all r acked in Kafka)",
+                              snap["rows"], snap["seconds"], rate, ratio,
+                              "yes" if ratio >= TARGET_RATIO else f"NO (>= {TARGET_RATIO}x)"]]
+    for label, dbz in peers:
+        where = "acked in Kafka" if label == "on Connect" else "at its consumer"
+        dbz_rate = dbz["rows"] / dbz["seconds"]
+        rows.append([f"Debezium 3.6 {label} {kind} ({signal} -> all r {where})", dbz["rows"],
+                     dbz["seconds"], dbz_rate, dbz_rate / chunked_rate, ""])
+    rows += [[f"pymysql SELECT, keyset chunks of {snap['chunk']} (reference)",
+              chunked[0], chunked[1], chunked_rate, 1.0, ""],
+             ["pymysql SELECT, one full scan", scan[0], scan[1], scan[0] / scan[1],
+              scan[0] / scan[1] / chunked_rate, ""]]
     print_table(svc.title(f"Incremental snapshot of {ROWS:,} rows (idle source, chunk size "
                           f"{snap['chunk']})"),
-                ["what", "rows", "seconds", "rows/s", "vs chunked SELECT", "target met"],
-                [["gtidmark snapshot (signal -> all r acked in Kafka)", snap["rows"],
-                  snap["seconds"], rate, ratio,
-                  "yes" if ratio >= TARGET_RATIO else f"NO (>= {TARGET_RATIO}x)"],
-                 [dbz_what, dbz["rows"], dbz["seconds"], dbz_rate, dbz_rate / chunked_rate,
-                  ""],
-                 [f"pymysql SELECT, keyset chunks of {snap['chunk']} (reference)",
-                  chunked[0], chunked[1], chunked_rate, 1.0, ""],
-                 ["pymysql SELECT, one full scan", scan[0], scan[1], scan[0] / scan[1],
-                  scan[0] / scan[1] / chunked_rate, ""]])
-    vs = rate / dbz_rate
-    print(f"gtidmark / Debezium: {vs:.2f}x (target >= {TARGET_VS_DEBEZIUM:.0f}x: "
-          f"{'yes' if vs >= TARGET_VS_DEBEZIUM else 'NO'})", flush=True)
+                ["what", "rows", "seconds", "rows/s", "vs chunked SELECT", "target met"], rows)
+    for label, dbz in peers:
+        vs = rate / (dbz["rows"] / dbz["seconds"])
+        print(f"gtidmark / Debezium {label}: {vs:.2f}x (target >= {TARGET_VS_DEBEZIUM:.0f}x: "
+              f"{'yes' if vs >= TARGET_VS_DEBEZIUM else 'NO'})", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -267,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(flavour: str) -> None:
-    with services(flavour) as svc:
+    with services(flavour, connect=WITH_CONNECT) as svc:
         began = time.monotonic()
         make_table(svc)
         print(f"{ROWS:,} rows written and replicated in {time.monotonic() - began:.1f}s",
@@ -280,8 +319,12 @@ def run(flavour: str) -> None:
               "of at-least-once", flush=True)
         chunked = plain_select(svc, snap["chunk"])
         scan = plain_select(svc, None)
-        dbz = debezium_snapshot(svc, snap["chunk"])
-        print_idle(svc, snap, dbz, chunked, scan)  # before the part under load (may time out)
+        peers = []
+        if WITH_DEBEZIUM:
+            peers.append(("embedded", debezium_snapshot(svc, snap["chunk"])))
+        if WITH_CONNECT:
+            peers.append(("on Connect", connect_snapshot(svc, snap["chunk"])))
+        print_idle(svc, snap, peers, chunked, scan)  # before the part under load (may time out)
         loaded = snapshot_under_load(svc, svc.base)
         title = svc.title(f"Streaming lag while the snapshot runs under {WRITES_PER_SECOND:,} "
                           "inserts/s (primary commit -> consumable in Kafka)")

@@ -16,14 +16,18 @@ values and producer settings) to a topic of its own: the Kafka side's raw limit.
 Debezium (bench/debezium.py) streams the same range (MariaDB: from its own replica that
 reports MySQL 5.7; MySQL: from the same replica, natively): started before
 the workload and stopped (its offsets then point before it), then started again once the
-workload is written, and timed from its first batch to the last row's record
-(BENCH_DEBEZIUM=0 leaves it out). A second table splits the CPU of the end-to-end run by
-process and thread (bench/cpu.py): the pipeline competes with itself for two cores.
+workload is written, and timed from its first batch to the last row's record.
+Debezium on Connect (bench/debezium_connect.py) is the same connector on a Kafka Connect
+worker producing to the same broker: created before the workload, stopped once its first
+heartbeat is in Kafka, resumed once the workload is written, and timed as gtidmark is, from
+its binlog connection to the last row's record acknowledged in its topic (BENCH_DEBEZIUM=0
+leaves both out; `embedded` or `connect` runs one). A second table splits the CPU of the
+end-to-end run by process and thread (bench/cpu.py): the pipeline competes with itself for
+two cores.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 import time
@@ -36,6 +40,7 @@ from bench.common import (
     EngineThread,
     Services,
     connector_config,
+    debezium_peers,
     decode_only,
     flavours_wanted,
     gtid_pos,
@@ -48,6 +53,7 @@ from bench.common import (
 )
 from bench.cpu import CpuSplit
 from bench.debezium import DebeziumRun, properties
+from bench.debezium_connect import ConnectPeer
 from connector.binlog.framing import library_frames
 from connector.gtid import Position
 from tests.workload import insert_sequence
@@ -56,7 +62,7 @@ BULK_PER_STATEMENT = 2_000
 BULK_ROWS = scaled(100) * BULK_PER_STATEMENT
 SMALL_TRANSACTIONS = scaled(30_000)
 TARGET = 0.9  # of decode only (issue #11)
-WITH_DEBEZIUM = os.environ.get("BENCH_DEBEZIUM", "1") != "0"
+WITH_DEBEZIUM, WITH_CONNECT = debezium_peers()
 CPU_COLUMNS = ("reader process", "binlog-feeder", "engine", "rdkafka", "broker", "replica")
 TABLE = ("CREATE TABLE {db}.t (id BIGINT PRIMARY KEY, a INT NOT NULL, b VARCHAR(40), "
          "c DECIMAL(12,2), d DATETIME(3), e TEXT)")
@@ -178,8 +184,39 @@ class DebeziumStream:
 
     def _run(self, **overrides: Any) -> DebeziumRun:
         pair = self.svc.debezium
-        return DebeziumRun(pair, properties(pair, self.db, self.workdir, 1024, **overrides),
+        return DebeziumRun(properties(pair, self.db, self.workdir, 1024, **overrides),
                            self.workdir)
+
+
+class ConnectStream:
+    """Debezium on the Connect worker positioned before a workload, then timed over it,
+    from its binlog connection to the last record acknowledged in its topic."""
+
+    def __init__(self, svc: Services, db: str) -> None:
+        assert svc.worker is not None
+        pair = svc.debezium
+        # Heartbeats every 100 ms: the first one's offset is the position before the workload.
+        self.peer = ConnectPeer(svc.worker, properties(
+            pair, db, svc.base / f"dbzc-{db}", 1024, **{"heartbeat.interval.ms": 100}))
+        self.db = db
+
+    def position_before(self) -> None:
+        """Create, wait for one heartbeat in Kafka (offsets committed with it), stop."""
+        self.peer.start()
+        self.peer.wait_count(f"__debezium-heartbeat.{self.db}", 1, 60)
+        self.peer.pause()
+
+    def catch_up(self, records: int) -> tuple[float, float]:
+        """Resume from its committed offsets; seconds from its binlog connection to
+        `records` records of t in Kafka, and the seconds from resume to that connection."""
+        resumed = time.time()
+        try:
+            self.peer.start()
+            done = self.peer.wait_count(f"{self.db}.{self.db}.t", records, 1200)
+            connected = self.peer.connected_at()
+        finally:
+            self.peer.remove()
+        return done - connected, connected - resumed
 
 
 def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any], list[Any]]:
@@ -190,6 +227,9 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     dbz = DebeziumStream(svc, db)
     if WITH_DEBEZIUM:
         dbz.position_before()
+    connect = ConnectStream(svc, db) if WITH_CONNECT else None
+    if connect is not None:
+        connect.position_before()
     began = time.monotonic()
     deletes = writer(svc, db)
     end_text = gtid_pos(svc)
@@ -211,9 +251,12 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     library, library_s = decode_only(settings, 7003, flavour, start, end, library_frames)
     # a delete's tombstone is a record too
     dbz_s = dbz.catch_up(decoded + deletes) if WITH_DEBEZIUM else float("nan")
+    connect_s, connect_startup = (connect.catch_up(decoded + deletes) if connect is not None
+                                  else (float("nan"), float("nan")))
     decode_rate = max(decoded / decode_s, decoded2 / decode2_s)
     e2e_rate = e2e["rows"] / e2e["seconds"]
     dbz_rate = decoded / dbz_s
+    connect_rate = decoded / connect_s
     if e2e["rows"] != decoded:
         print(f"{name}: WARNING the connector emitted {e2e['rows']} rows, decoding saw {decoded}")
     ratio = e2e_rate / decode_rate
@@ -229,7 +272,8 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     eos_rate = eos["rows"] / eos["seconds"]
     return [label, decoded, e2e["records"], decode_rate, library / library_s, e2e_rate, ratio,
             "yes" if ratio >= TARGET else "NO", eos_rate, eos_rate / e2e_rate, dbz_rate,
-            e2e_rate / dbz_rate, e2e["startup"]], split, produced
+            e2e_rate / dbz_rate, connect_rate, e2e_rate / connect_rate, e2e["startup"],
+            connect_startup], split, produced
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(flavour: str) -> None:
     results, splits, produced = [], [], []
-    with services(flavour) as svc:
+    with services(flavour, connect=WITH_CONNECT) as svc:
         for name, writer in (("bulk", write_bulk), ("small", write_small)):
             result, split, raw = measure(svc, name, writer)
             results.append(result)
@@ -257,7 +301,8 @@ def report(svc: Services, results: list[Any], splits: list[Any], produced: list[
                 ["workload", "rows", "records", "decode rows/s", "library decode rows/s",
                  "gtidmark rows/s",
                  "vs decode", f">={TARGET}x", "exactly once rows/s", "vs at-least-once",
-                 "Debezium rows/s", "vs Debezium", "startup s"],
+                 "Debezium embedded rows/s", "vs embedded", "Debezium on Connect rows/s",
+                 "vs Connect", "startup s", "Connect startup s"],
                 results)
     print("decode rows/s: the better of two passes of the reader's decoding alone over the same "
           "range (its own framing, connector/binlog/framing.py, and generated row decoders; "
@@ -268,7 +313,11 @@ def report(svc: Services, results: list[Any], splits: list[Any], produced: list[
           "rows/s: the same with exactly.once.support=required, to the commit of the "
           "transaction holding the last record (transaction.boundary=poll); Debezium "
           "rows/s: Debezium 3.6 embedded, JSON converters, first batch to last record "
-          "handed to its consumer (not produced to Kafka).")
+          "handed to its consumer (not produced to Kafka); Debezium on Connect rows/s: "
+          "Debezium 3.6 on a Kafka Connect 4.3 worker producing to the same broker "
+          "(JsonConverter with schemas), from its task's binlog connection (the worker's "
+          "log) to the last record in its topic (high watermark); Connect startup: resume "
+          "to that connection; vs: gtidmark rows/s over the peer's.")
     print_table(svc.title("CPU microseconds per row of the end-to-end run, by process and "
                           "thread"),
                 ["workload", "decode alone", *CPU_COLUMNS, "all", "wall"], splits)
