@@ -54,7 +54,13 @@ from connector.snapshot.coordinator import SnapshotCoordinator
 from connector.snapshot.session import snapshot_session
 from connector.snapshot.source import ChunkSource
 from connector.start_checks import database_failure
-from connector.start_position import replica_connection, snapshot_at_start, start_position
+from connector.start_position import (
+    purged_under_when_needed,
+    replica_connection,
+    snapshot_at_start,
+    start_position,
+    usable_offsets,
+)
 from signals.channel import SignalChannel
 from signals.source import SourceSignals
 
@@ -66,6 +72,7 @@ SIGNAL_INTERVAL = 0.2
 COMMIT_PENDING_WAIT = 0.005  # the idle wait while an exactly-once commit is due or running
 FLUSH_TIMEOUT = 60.0
 STEPPED_DOWN = -1  # Engine.run: leadership lost; the instance goes back to standby
+START_AGAIN = -2  # Engine.run: stopped cleanly to start again (when_needed, binlog purged)
 START_RETRY_S = 5.0
 
 
@@ -120,6 +127,7 @@ class Engine:
         self.mid_transaction = (0, 0)
         self._mid_transaction_at: Position | None = None
         self.source_open = False  # a source transaction is partly sent (it came in pieces)
+        self.restart = False  # the loop ended for a start again (START_AGAIN)
 
     def _build(self, config: ConnectorConfig) -> None:
         """The Kafka clients and the pipeline; `config` carries the server's flavour."""
@@ -217,7 +225,8 @@ class Engine:
         finally:
             self.reader.stop()
             self.snapshots.close()
-        return self._shutdown()
+        code = self._shutdown()
+        return START_AGAIN if code == 0 and self.restart else code
 
     def _step_down(self, exc: SteppedDown, in_flight: str) -> int:
         """Back to standby: nothing more is committed or sent by this instance, and it leads
@@ -255,6 +264,7 @@ class Engine:
         self.admin.ensure([self.config.history_topic], spec=history_spec())
         check_history_topic(self.admin, self.config.history_topic)
         self.admin.ensure(self.dispatcher.internal_topics())
+        stored = usable_offsets(self.config, flavour, stored)
         if stored is not None:
             self.file, self.pos, self.ts_sec = stored.file, stored.pos, stored.ts_sec
         self.position = start_position(self.config, flavour, stored, self.launch)
@@ -298,6 +308,10 @@ class Engine:
                 COMMIT_PENDING_WAIT if self.committer.commit_pending else 0.1)
             batch = self.queue.take(idle_wait)
             if self.queue.failure is not None:
+                if purged_under_when_needed(self.config, self.flavour, self.position,
+                                            self.queue.failure):
+                    self.restart = True
+                    return  # stops cleanly; the next start snapshots again
                 raise DeliveryFailed(self.queue.failure)
             for tx in batch:
                 dispatcher.apply(tx, self.position)

@@ -25,7 +25,7 @@ from connector.control import (
     State,
     stop_first,
 )
-from connector.engine import STEPPED_DOWN, Engine
+from connector.engine import START_AGAIN, STEPPED_DOWN, Engine
 from connector.kafka.status_topic import StatusWriter
 from connector.kafka.topics import TopicAdmin
 from connector.launch import LaunchPoint, read_launch_point
@@ -208,6 +208,10 @@ class Supervisor:
                 engine.stop_command.reply.set_exception(CommandRefused(409, NOT_LEADING))
             return "RUNNING", None, engine.offsets.committed  # back to waiting for the lease
         command: Command | None = engine.stop_command
+        if code == START_AGAIN:
+            if command is None:
+                return "RUNNING", None, engine.offsets.committed  # the next Engine snapshots
+            code = 0  # a REST stop or restart came meanwhile: it is done
         if code != 0:
             trace = engine.failure or "the connector could not flush and commit on stopping; " \
                 "see its log"

@@ -82,6 +82,8 @@ READ_TIMEOUT_SECONDS = float(os.environ.get("GTIDMARK_BINLOG_READ_TIMEOUT", "10"
 PIECE_ROWS = int(os.environ.get("GTIDMARK_PIECE_ROWS", "5000"))  # rows per handed-over piece
 PIECE_BYTES = 16 * 1024 * 1024  # binlog bytes per piece: wide rows are cut sooner
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+# How the line for a purged position begins: the engine reads it (snapshot.mode=when_needed).
+PURGED = "the replica no longer has the binlog for GTID"
 
 class BinlogReader(threading.Thread):
     """Streams from a GTID position (the flavour's) into a bounded queue of transactions."""
@@ -159,7 +161,7 @@ class BinlogReader(threading.Thread):
         """One line for error 1236: no reconnect can fix a position the server cannot serve."""
         reason = _one_line(exc)
         if "purged" in reason.lower() or "could not find" in reason.lower():
-            return (f"the replica no longer has the binlog for GTID {self.position}, re-snapshot "
+            return (f"{PURGED} {self.position}, re-snapshot "
                     "with fresh offsets (a new offset.storage.topic or connector name) and "
                     f"snapshot.mode=initial (server: {reason})")
         return f"the replica refused to stream from GTID {self.position}: {reason}"

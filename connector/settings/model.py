@@ -91,7 +91,7 @@ class ConnectorConfig(BaseModel):
         False, alias="snapshot.mode.configuration.based.start.stream")
     based_snapshot_on_data_error: bool = Field(
         False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
-    snapshot_mode: Literal["initial", "no_data", "never", "always"] = Field(
+    snapshot_mode: Literal["initial", "no_data", "never", "always", "when_needed"] = Field(
         "initial", alias="snapshot.mode")
     allow_schema_changes: bool = Field(True, alias="incremental.snapshot.allow.schema.changes")
     chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", ge=1,

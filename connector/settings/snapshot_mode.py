@@ -1,8 +1,9 @@
 """Debezium's `snapshot.mode` values to the modes gtidmark runs, or the one line refusing them.
 
 gtidmark's snapshot is incremental (DBLog): it always streams while it runs, so a value that
-means "snapshot, then stop" or "snapshot instead of failing on purged offsets" is refused
-(exit 2) rather than run as something else.
+means "snapshot, then stop" is refused (exit 2) rather than run as something else.
+`when_needed` snapshots as `initial` does, and again when the offsets' binlog is purged
+(connector/start_position.py `usable_offsets`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-MODES = ("initial", "no_data", "never", "always")
+MODES = ("initial", "no_data", "never", "always", "when_needed")
 CONFIGURATION_BASED = "snapshot.mode.configuration.based."
 # Debezium's older names for no_data: the schema history is rebuilt from the binlog here.
 ALIASES = {
@@ -23,10 +24,8 @@ ALIASES = {
 REFUSED = {
     "initial_only": "stops after the snapshot without streaming; gtidmark's snapshot is "
                     "incremental and streams while it runs: use initial",
-    "when_needed": "also re-snapshots when the offsets' binlog is purged, which gtidmark "
-                   "does not (such a start stops with one line): use initial, a snapshot "
-                   "when there are no offsets",
-    "custom": "runs a Java snapshotter class: use initial, no_data, never or always",
+    "custom": "runs a Java snapshotter class: use initial, no_data, never, always or "
+              "when_needed",
 }
 
 
@@ -61,13 +60,18 @@ def _configuration_based(based: ConfigurationBased) -> str:
                          "(Debezium's default) stops after the snapshot; gtidmark always "
                          f"streams: set {CONFIGURATION_BASED}start.stream=true, or use "
                          "initial or no_data")
-    if based.snapshot_on_data_error:
+    if based.snapshot_on_data_error and not based.snapshot_data:
         raise ValueError(f"configuration_based with {CONFIGURATION_BASED}snapshot.on.data."
-                         "error=true re-snapshots when the offsets' binlog is purged, which "
-                         "gtidmark does not: set it to false")
-    mode = "initial" if based.snapshot_data else "no_data"
+                         f"error=true and {CONFIGURATION_BASED}snapshot.data=false streams "
+                         "from the current position when the offsets' binlog is purged, "
+                         "without the changes in between: set snapshot.data=true (as "
+                         "when_needed) or snapshot.on.data.error=false")
+    mode = ("when_needed" if based.snapshot_on_data_error else "initial") \
+        if based.snapshot_data else "no_data"
     log.info("config: snapshot.mode configuration_based runs as %s (%ssnapshot.data=%s, "
-             "start.stream=true; snapshot.schema and snapshot.on.schema.error change "
-             "nothing here: schema history follows the binlog's DDL)", mode,
-             CONFIGURATION_BASED, str(based.snapshot_data).lower())
+             "snapshot.on.data.error=%s, start.stream=true; snapshot.schema and "
+             "snapshot.on.schema.error change nothing here: schema history follows the "
+             "binlog's DDL)", mode,
+             CONFIGURATION_BASED, str(based.snapshot_data).lower(),
+             str(based.snapshot_on_data_error).lower())
     return mode

@@ -25,19 +25,28 @@ def based(**settings: str) -> dict[str, str]:
     ({"snapshot.mode": "initial"}, "initial", None),
     ({"snapshot.mode": "NEVER"}, "never", None),
     ({"snapshot.mode": "always"}, "always", None),
+    ({"snapshot.mode": "When_Needed"}, "when_needed", None),
     ({"snapshot.mode": "schema_only"}, "no_data",
      "config: snapshot.mode schema_only runs as no_data (Debezium's older name for no_data)"),
     ({"snapshot.mode": "recovery"}, "no_data", ("config: snapshot.mode recovery runs as no_data "
      "(the schema history is rebuilt from the binlog, no data snapshot)")),
     ({"snapshot.mode": "configuration_based", **based(snapshot_data="true", start_stream="true")},
      "initial", ("config: snapshot.mode configuration_based runs as initial ("
-     f"{BASED}snapshot.data=true, start.stream=true; snapshot.schema and "
-     "snapshot.on.schema.error change nothing here: schema history follows the binlog's DDL)")),
+     f"{BASED}snapshot.data=true, snapshot.on.data.error=false, start.stream=true; "
+     "snapshot.schema and snapshot.on.schema.error change nothing here: schema history "
+     "follows the binlog's DDL)")),
+    ({"snapshot.mode": "configuration_based", **based(
+        snapshot_data="true", start_stream="true", snapshot_on_data_error="true")},
+     "when_needed", ("config: snapshot.mode configuration_based runs as when_needed ("
+     f"{BASED}snapshot.data=true, snapshot.on.data.error=true, start.stream=true; "
+     "snapshot.schema and snapshot.on.schema.error change nothing here: schema history "
+     "follows the binlog's DDL)")),
     ({"snapshot.mode": "configuration_based", **based(start_stream="true",
                                                       snapshot_schema="true")},
      "no_data", ("config: snapshot.mode configuration_based runs as no_data ("
-     f"{BASED}snapshot.data=false, start.stream=true; snapshot.schema and "
-     "snapshot.on.schema.error change nothing here: schema history follows the binlog's DDL)")),
+     f"{BASED}snapshot.data=false, snapshot.on.data.error=false, start.stream=true; "
+     "snapshot.schema and snapshot.on.schema.error change nothing here: schema history "
+     "follows the binlog's DDL)")),
 ])
 def test_accepted_values_run_as_the_mode_they_mean(
         settings: dict[str, str], runs_as: str, line: str | None,
@@ -52,20 +61,18 @@ def test_accepted_values_run_as_the_mode_they_mean(
     ({"snapshot.mode": "initial_only"}, ("Debezium's initial_only stops after the snapshot "
      "without streaming; gtidmark's snapshot is incremental and streams while it runs: use "
      "initial (got 'initial_only')")),
-    ({"snapshot.mode": "when_needed"}, ("Debezium's when_needed also re-snapshots when the "
-     "offsets' binlog is purged, which gtidmark does not (such a start stops with one line): "
-     "use initial, a snapshot when there are no offsets (got 'when_needed')")),
     ({"snapshot.mode": "custom"}, ("Debezium's custom runs a Java snapshotter class: use "
-     "initial, no_data, never or always (got 'custom')")),
+     "initial, no_data, never, always or when_needed (got 'custom')")),
     ({"snapshot.mode": "configuration_based", **based(snapshot_data="true")},
      (f"configuration_based with {BASED}start.stream=false (Debezium's default) stops after "
      f"the snapshot; gtidmark always streams: set {BASED}start.stream=true, or use initial "
      "or no_data (got 'configuration_based')")),
     ({"snapshot.mode": "configuration_based",
       **based(start_stream="true", snapshot_on_data_error="true")},
-     (f"configuration_based with {BASED}snapshot.on.data.error=true re-snapshots when the "
-     "offsets' binlog is purged, which gtidmark does not: set it to false "
-     "(got 'configuration_based')")),
+     (f"configuration_based with {BASED}snapshot.on.data.error=true and {BASED}snapshot.data="
+     "false streams from the current position when the offsets' binlog is purged, without "
+     "the changes in between: set snapshot.data=true (as when_needed) or "
+     "snapshot.on.data.error=false (got 'configuration_based')")),
 ])
 def test_values_gtidmark_cannot_honour_are_refused_with_one_line(
         settings: dict[str, str], reason: str) -> None:
@@ -94,6 +101,8 @@ IN_PROGRESS = ConnectorOffsets(gtids="0-1-5", snapshot=SnapshotState(id="s1"))
     ("always", None, True), ("always", OFFSETS, True), ("always", IN_PROGRESS, False),
     ("no_data", None, False), ("no_data", OFFSETS, False),
     ("never", None, False), ("never", OFFSETS, False),
+    ("when_needed", None, True), ("when_needed", OFFSETS, False),
+    ("when_needed", IN_PROGRESS, False),
 ])
 def test_always_snapshots_on_every_start_and_initial_only_on_the_first(
         mode: str, stored: ConnectorOffsets | None, snapshots: bool) -> None:

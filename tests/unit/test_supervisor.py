@@ -10,7 +10,7 @@ import pytest
 
 from connector import supervisor as lifecycle
 from connector.control import CommandKind, EngineControl, EngineView
-from connector.engine import STEPPED_DOWN
+from connector.engine import START_AGAIN, STEPPED_DOWN
 from connector.offsets.value import ConnectorOffsets
 from connector.settings.errors import ConfigError
 from connector.settings.parse import parse_config
@@ -115,6 +115,16 @@ def test_a_failed_engine_is_written_failed_with_its_trace_before_the_lease_goes(
         ("status-connector-c", "RESTARTING", None), ("status-task-c-0", "RESTARTING", None),
         ("status-connector-c", "RUNNING", None), ("status-task-c-0", "FAILED", "trace")]
     assert released_after == [4]
+
+
+def test_an_engine_that_stops_to_start_again_is_followed_by_another_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """when_needed, binlog purged mid-stream: the next Engine's start snapshots again."""
+    supervisor, engines, lease = plain(monkeypatch, START_AGAIN, 1)
+    assert supervisor._supervise() == 1
+    assert len(engines.built) == 2 and lease.released == 1  # released by the failure only
+    assert [(e["retry_start"], e["launch"]) for e in engines.built] == [
+        (False, "launch"), (False, None)]
 
 
 def test_a_stop_before_a_step_down_exits_0_without_another_engine(
