@@ -2,7 +2,8 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup apt mysql-root kafka-jars connect-jars native test test-unit demo lint typecheck bench clean
+.PHONY: setup apt mysql-root jars kafka-jars connect-jars native test test-spark4 test-unit demo lint \
+	typecheck bench clean
 
 setup: apt mysql-root $(STAMP) native jars kafka-jars connect-jars
 
@@ -47,14 +48,30 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test,spark,avro]'
 	@touch $(STAMP)
 
+# The Spark job runs on Spark 3.5 (.venv, the `spark` extra: the whole suite) and on Spark 4.1:
+# a second virtualenv with the `spark4` extra, for the job's own tests on that line
+# (test-spark4). The same project, installed editable in both.
+SPARK4_LINE := 4.1
+SPARK4_PY := .venv-spark4/bin/python
+SPARK4_STAMP := .venv-spark4/.installed
+
+$(SPARK4_STAMP): pyproject.toml
+	@[ -x $(SPARK4_PY) ] || python3 -m venv .venv-spark4
+	$(SPARK4_PY) -m pip install -q --upgrade pip
+	$(SPARK4_PY) -m pip install -q -e '.[test,spark4,avro]'
+	@touch $(SPARK4_STAMP)
+
 # MySQL 9 for the tests, in a Debian sid root outside the project (scripts/mysql-root).
 mysql-root: apt
 	@scripts/mysql-root
 
-# The Spark job's jars (Spark's Kafka source, Iceberg's runtime) for the installed pyspark's
+# The Spark job's jars (Spark's Kafka source, Iceberg's runtime) for each virtualenv's pyspark
 # line, from Maven Central: scripts/maven/spark-MAJOR.MINOR.xml.
-jars: $(STAMP) apt
-	@scripts/maven-jars spark-$$($(PY) -c 'import pyspark; print(".".join(pyspark.__version__.split(".")[:2]))')
+jars: $(STAMP) $(SPARK4_STAMP) apt
+	@for py in $(PY) $(SPARK4_PY); do \
+	  scripts/maven-jars spark-$$($$py -c 'from spark_consumer.jars import spark_line; print(spark_line())') \
+	  || exit 1; \
+	done
 
 # Apache Kafka 4.4 (KRaft) for the tests, the demo and the bench, from Maven Central.
 kafka-jars: apt
@@ -70,6 +87,15 @@ test: setup
 	$(PY) -m mypy
 	$(PY) -m ruff check connector signals spark_consumer tests bench
 	$(PY) -m pytest -q -n 2 --dist loadfile
+	@$(MAKE) --no-print-directory test-spark4
+
+# The job end to end (MariaDB), on a standalone cluster, killed and rerun, and its Spark
+# reader's conversions, on Spark 4.1: GTIDMARK_SPARK_LINE fails them on any other line.
+SPARK4_TESTS := tests/spark/test_end_to_end.py tests/spark/test_cluster.py \
+	tests/spark/test_exactly_once.py tests/spark/test_jvm_conversions.py
+test-spark4: $(SPARK4_STAMP) jars
+	GTIDMARK_SPARK_LINE=$(SPARK4_LINE) $(SPARK4_PY) -m pytest -q -n 2 --dist loadfile \
+	  -k 'not mysql' $(SPARK4_TESTS)
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/unit
@@ -93,4 +119,4 @@ bench: setup
 	$(PY) bench/spark_apply.py
 
 clean:
-	rm -rf .venv .local build *.egg-info $(NATIVE_SRC)/target $(NATIVE)
+	rm -rf .venv .venv-spark4 .local build *.egg-info $(NATIVE_SRC)/target $(NATIVE)

@@ -2,7 +2,8 @@
 
 `make setup` copies them and their dependencies from Maven Central with
 `scripts/maven-jars spark-MAJOR.MINOR` (the pom names the coordinates) into
-`.local/maven/spark-MAJOR.MINOR/`; `python -m spark_consumer.jars` prints their paths.
+`.local/maven/spark-MAJOR.MINOR/`; `python -m spark_consumer.jars` prints their paths,
+`python -m spark_consumer.jars --packages` the coordinates for `spark-submit --packages`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+# The Spark lines the job runs on and what `--packages` takes for each: the coordinates
+# scripts/maven/spark-LINE.xml names (tests/unit/test_spark_jars.py holds them equal).
+PACKAGES = {
+    "3.5": ("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2",
+            "org.apache.spark:spark-sql-kafka-0-10_2.12:3.5.7"),
+    "4.1": ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0",
+            "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"),
+}
 
 
 class JarsError(RuntimeError):
@@ -44,9 +54,24 @@ def jar_paths() -> list[str]:
     return [str(p) for p in jars]
 
 
-def main() -> int:
-    """`python -m spark_consumer.jars`: print the jars' paths, one a line."""
+def packages() -> str:
+    """`spark-submit --packages` for the installed pyspark's line (comma-separated)."""
+    line = spark_line()
+    if line not in PACKAGES:
+        raise JarsError(f"Spark {line} is not supported (supported: {', '.join(PACKAGES)})")
+    return ",".join(PACKAGES[line])
+
+
+def main(argv: list[str]) -> int:
+    """`python -m spark_consumer.jars [--packages]`: the jars' paths, one a line, or the
+    coordinates of `--packages`."""
+    if argv not in ([], ["--packages"]):
+        print("usage: python -m spark_consumer.jars [--packages]", file=sys.stderr)
+        return 2
     try:
+        if argv:
+            print(packages())
+            return 0
         paths = jar_paths()
     except JarsError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -57,4 +82,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -79,10 +79,12 @@ def _converted(raw: Column, spec: ColumnSpec) -> Column:
         return F.timestamp_millis(raw)
     if kind == TS_MICROS:
         return F.timestamp_micros(raw)
-    if kind == TS_NANOS:  # floor division, as the Python decoder's `//`
-        return F.timestamp_micros((raw - F.pmod(raw, F.lit(1000))).cast("bigint") / 1000)
-    if kind == TS_ISO:
-        return raw.cast("timestamp")
+    if kind == TS_NANOS:  # floor division, as the Python decoder's `//`; integral (`div`):
+        # `/` is a double's, a microsecond off for some values and refused by ANSI mode
+        floored = raw - F.pmod(raw, F.lit(1000))
+        return F.timestamp_micros(F.call_function("div", floored, F.lit(1000)))
+    if kind == TS_ISO:  # null for a text Spark does not read (ANSI mode's cast would throw)
+        return F.try_to_timestamp(raw)
     return raw
 
 

@@ -83,7 +83,9 @@ def _check_iceberg(spark: SparkSession) -> None:
     try:
         jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkCatalog", True, loader)
     except Exception:  # noqa: BLE001 - py4j wraps ClassNotFoundException
+        from spark_consumer.jars import PACKAGES, spark_line
+
         raise MissingIcebergError(
             "Iceberg classes are not on the driver classpath: under spark-submit pass "
             "--jars \"$(python -m spark_consumer.jars | paste -sd,)\" or --packages "
-            "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2") from None
+            + ",".join(PACKAGES.get(spark_line(), ()))) from None

@@ -22,8 +22,8 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyspark
 from pyspark.accumulators import Accumulator, AccumulatorParam
-from pyspark.rdd import PythonEvalType
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
@@ -252,8 +252,16 @@ def _source(spark: SparkSession, side: Side, conf: dict[str, str],
     return SourceRead(_map_in_arrow(numbers, task, schema), side, token, len(ranges))
 
 
+# PythonEvalType.SQL_MAP_ARROW_ITER_UDF, of pyspark.rdd on Spark 3.5 and pyspark.util on 4
+# (where pyspark.rdd is an alias type checkers do not see)
+MAP_ARROW_ITER_UDF = 207
+
+
 def _map_in_arrow(frame: DataFrame, func: Any, schema: StructType) -> DataFrame:
     """`DataFrame.mapInArrow` without its check for pandas, which the Arrow path never uses."""
-    udf = UserDefinedFunction(func, schema, evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    udf = UserDefinedFunction(func, schema, evalType=MAP_ARROW_ITER_UDF)
     column: Any = udf(*[frame[name] for name in frame.columns])
-    return DataFrame(frame._jdf.pythonMapInArrow(column._jc.expr(), False), frame.sparkSession)
+    if pyspark.__version__.startswith("3."):
+        return DataFrame(frame._jdf.pythonMapInArrow(column._jc.expr(), False), frame.sparkSession)
+    # Spark 4: a Column holds no Catalyst expression; (udf, barrier, resource profile)
+    return DataFrame(frame._jdf.mapInArrow(column._jc, False, None), frame.sparkSession)

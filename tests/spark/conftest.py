@@ -1,4 +1,8 @@
-"""One SparkSession (with the Iceberg catalog `gtidmark`) for every Spark test of the session."""
+"""One SparkSession (with the Iceberg catalog `gtidmark`) for every Spark test of the session.
+
+`make test` runs the job's own tests a second time in the Spark 4 virtualenv with
+GTIDMARK_SPARK_LINE set: a session on any other Spark line fails them.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from spark_consumer.jars import spark_line
 from spark_consumer.options import JobOptions
 from spark_consumer.session import build_session
 
@@ -21,6 +26,10 @@ def spark_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(spark_warehouse: Path) -> Iterator[SparkSession]:
+    wanted = os.environ.get("GTIDMARK_SPARK_LINE")
+    if wanted and spark_line() != wanted:
+        pytest.fail(f"GTIDMARK_SPARK_LINE={wanted}, but this Python ({sys.executable}) has "
+                    f"pyspark {spark_line()}", pytrace=False)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     opts = JobOptions(bootstrap_servers="unused", topics=["unused"], topic_pattern=None,
                       warehouse=str(spark_warehouse),

@@ -154,12 +154,14 @@ def test_cluster_job_killed_executor_and_driver_mid_commit_rerun_equals_the_prim
     first_log = tmp_path / "submit-1.log"
     first = start_submit(procedure, workdir, env, first_log)
     try:
-        executor, pythons = kill_executor_mid_task(spark_cluster.cluster, timeout=120)
+        # 240 s: Spark 4.1's cold driver and executors on two loaded cores took over 120 s
+        # to their first Python task, and again from the executor's loss to the first batch
+        executor, pythons = kill_executor_mid_task(spark_cluster.cluster, timeout=240)
         executor_python = str(spark_cluster.executor_env / "bin" / "python")
         assert pythons and all(line[0] == executor_python for line in pythons), pythons
         wait_log(first, first_log, rf"executor {executor.executor_id}\): ExecutorLostFailure",
                  timeout=60)
-        wait_log(first, first_log, r"batch \d+: read", timeout=120)
+        wait_log(first, first_log, r"batch \d+: read", timeout=240)
         tables = [spark_warehouse / db / table for table in TABLES]
         table, uncommitted = kill_driver_mid_commit(first, tables, timeout=120)
         assert first.wait(30) == -signal.SIGKILL
