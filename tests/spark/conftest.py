@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_consumer.options import JobOptions
-from spark_consumer.session import build_session
+from spark_consumer.job.options import JobOptions
+from spark_consumer.job.session import build_session
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The --maintain-* arguments of the Spark job: when it maintains its tables, what it keeps.
 
-Apart from options.py so the schedule and its checks live next to nothing else.
+Apart from the job's options so the schedule and its checks live next to nothing else; a
+bad value raises `ScheduleError`, which the job's options report as a usage error.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ import argparse
 from dataclasses import dataclass
 
 ORPHAN_AGE_MIN_HOURS = 24.0  # Iceberg's remove_orphan_files refuses anything younger
+
+
+class ScheduleError(ValueError):
+    """A bad --maintain-* value: one line naming the argument."""
 
 
 @dataclass(frozen=True)
@@ -42,17 +47,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def from_args(args: argparse.Namespace) -> MaintenanceOptions:
-    """The validated schedule; UsageError (one line) for a bad value."""
-    from spark_consumer.options import UsageError
-
+    """The validated schedule; ScheduleError (one line) for a bad value."""
     if args.maintain_every < 0:
-        raise UsageError("--maintain-every: must be >= 0 batches")
+        raise ScheduleError("--maintain-every: must be >= 0 batches")
     if args.maintain_interval < 0:
-        raise UsageError("--maintain-interval: must be >= 0 minutes")
+        raise ScheduleError("--maintain-interval: must be >= 0 minutes")
     if args.maintain_keep_snapshots < 0:
-        raise UsageError("--maintain-keep-snapshots: must be >= 0 hours")
+        raise ScheduleError("--maintain-keep-snapshots: must be >= 0 hours")
     if args.maintain_orphan_age < ORPHAN_AGE_MIN_HOURS:
-        raise UsageError(f"--maintain-orphan-age: must be >= {ORPHAN_AGE_MIN_HOURS:g} hours "
-                         f"(a younger unreferenced file may be a commit in progress)")
+        raise ScheduleError(f"--maintain-orphan-age: must be >= {ORPHAN_AGE_MIN_HOURS:g} hours "
+                            f"(a younger unreferenced file may be a commit in progress)")
     return MaintenanceOptions(args.maintain_every, args.maintain_interval,
                               args.maintain_keep_snapshots, args.maintain_orphan_age)

@@ -12,15 +12,15 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.layout_spec import (
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.iceberg.layout_spec import (
     Field,
     SortField,
     SpecError,
     check_columns,
     iceberg_field,
 )
-from spark_consumer.tables import (
+from spark_consumer.iceberg.tables import (
     TableRef,
     TableState,
     create_table,

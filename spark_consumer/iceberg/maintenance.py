@@ -18,9 +18,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from spark_consumer.maintenance_options import MaintenanceOptions
-from spark_consumer.offsets import OFFSETS_PROPERTY, iceberg_table
-from spark_consumer.tables import TableRef, literal, quote
+from spark_consumer.iceberg.maintenance_options import MaintenanceOptions
+from spark_consumer.iceberg.offsets import OFFSETS_PROPERTY, iceberg_table
+from spark_consumer.iceberg.tables import TableRef, literal, quote
 
 log = logging.getLogger(__name__)
 

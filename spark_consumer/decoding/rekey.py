@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from spark_consumer.columnar import RawRecord
+from spark_consumer.decoding.columnar import RawRecord
 
 
 def key_option(topics: Iterable[str], keys: dict[str, tuple[str, ...]]) -> list[str] | None:

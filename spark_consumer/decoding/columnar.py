@@ -14,10 +14,10 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from spark_consumer.arrowtypes import Unsupported, column
-from spark_consumer.dbztypes import ColumnSpec, SchemaError, specs_from_struct_schema
-from spark_consumer.decode import OPS, Shape, field_schema
-from spark_consumer.envelope import Envelopes, NotEnvelope
+from spark_consumer.decoding.arrowtypes import Unsupported, column
+from spark_consumer.decoding.dbztypes import ColumnSpec, SchemaError, specs_from_struct_schema
+from spark_consumer.decoding.decode import OPS, Shape, field_schema
+from spark_consumer.decoding.envelope import Envelopes, NotEnvelope
 
 OP_COLUMN = "__gtidmark_op"
 RawRecord = tuple[str, int, int, bytes | None, bytes | None]

@@ -23,8 +23,8 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StringType, StructField, StructType, _parse_datatype_string
 
-from spark_consumer.columnar import OP_COLUMN
-from spark_consumer.dbztypes import (
+from spark_consumer.decoding.columnar import OP_COLUMN
+from spark_consumer.decoding.dbztypes import (
     BYTES_B64,
     DATE_DAYS,
     PLAIN,
@@ -36,12 +36,12 @@ from spark_consumer.dbztypes import (
     SchemaError,
     specs_from_struct_schema,
 )
-from spark_consumer.decode import OPS, field_schema
-from spark_consumer.evolution import TypeChangeError, promoted_type
-from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import RangeStats
-from spark_consumer.source import MISFIT
-from spark_consumer.tables import TableState
+from spark_consumer.decoding.decode import OPS, field_schema
+from spark_consumer.iceberg.evolution import TypeChangeError, promoted_type
+from spark_consumer.iceberg.tables import TableState
+from spark_consumer.reading.planner import OffsetRange
+from spark_consumer.reading.reader import RangeStats
+from spark_consumer.reading.source import MISFIT
 
 PLAIN_TYPES = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean",
                          "string"})

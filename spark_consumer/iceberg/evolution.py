@@ -7,7 +7,7 @@ A value of a narrower type than the column (an older event) fits as it is. Any o
 
 from __future__ import annotations
 
-from spark_consumer.dbztypes import MAX_DECIMAL_PRECISION, decimal_type
+from spark_consumer.decoding.dbztypes import MAX_DECIMAL_PRECISION, decimal_type
 
 _WIDER = {"int": "bigint", "float": "double"}
 

@@ -13,15 +13,15 @@ import sys
 import time
 from types import FrameType
 
-from spark_consumer.flattened import FlattenedTopicError
-from spark_consumer.job import Job
-from spark_consumer.layout import LayoutError
-from spark_consumer.maintenance import Maintenance
-from spark_consumer.options import UsageError, parse_options
-from spark_consumer.planner import TP
-from spark_consumer.resume import TableCollisionError
-from spark_consumer.secrets import install as install_redaction
-from spark_consumer.secrets import secret_values
+from spark_consumer.decoding.flattened import FlattenedTopicError
+from spark_consumer.iceberg.layout import LayoutError
+from spark_consumer.iceberg.maintenance import Maintenance
+from spark_consumer.job.batch import Job
+from spark_consumer.job.options import UsageError, parse_options
+from spark_consumer.job.secrets import install as install_redaction
+from spark_consumer.job.secrets import secret_values
+from spark_consumer.reading.planner import TP
+from spark_consumer.reading.resume import TableCollisionError
 
 log = logging.getLogger("spark_consumer")
 
@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
         return EXIT_RUNTIME
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     signal.signal(signal.SIGTERM, _on_signal)
-    from spark_consumer.session import build_session
+    from spark_consumer.job.session import build_session
 
     try:
         spark = build_session(opts)

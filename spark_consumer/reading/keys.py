@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from spark_consumer.columnar import RawRecord
-from spark_consumer.planner import OffsetRange
+from spark_consumer.decoding.columnar import RawRecord
+from spark_consumer.reading.planner import OffsetRange
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from spark_consumer.columnar import OP_COLUMN, RawRecord
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import (
+from spark_consumer.decoding.columnar import OP_COLUMN, RawRecord
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.decoding.decode import (
     OPS,
     TRUNCATE,
     BadRecord,
@@ -33,10 +33,17 @@ from spark_consumer.decode import (
     Truncate,
     field_schema,
 )
-from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import RangeStats, Stamps, read_range
-from spark_consumer.source import Side, SourceRead, _from_rows, _map_in_arrow, fits, source_schema
-from spark_consumer.tables import TableState, quote
+from spark_consumer.iceberg.tables import TableState, quote
+from spark_consumer.reading.planner import OffsetRange
+from spark_consumer.reading.reader import RangeStats, Stamps, read_range
+from spark_consumer.reading.source import (
+    Side,
+    SourceRead,
+    _from_rows,
+    _map_in_arrow,
+    fits,
+    source_schema,
+)
 
 PART_COLUMN, SEQ_COLUMN = "__gtidmark_part", "__gtidmark_seq"
 Step = tuple[int, int, dict[str, Any]]  # +1/-1, place in the partition, the row's columns

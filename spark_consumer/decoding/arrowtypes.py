@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from spark_consumer.dbztypes import (
+from spark_consumer.decoding.dbztypes import (
     BYTES_B64,
     DATE_DAYS,
     DECIMAL_B64,

@@ -23,11 +23,11 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from spark_consumer.arrowjson import ArrowRangeDecoder
-from spark_consumer.columnar import Fallback, RangeDecoder, RawRecord
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import BadRecord, Change, Decoder, Shape, Truncate
-from spark_consumer.planner import OffsetRange
+from spark_consumer.decoding.arrowjson import ArrowRangeDecoder
+from spark_consumer.decoding.columnar import Fallback, RangeDecoder, RawRecord
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.decoding.decode import BadRecord, Change, Decoder, Shape, Truncate
+from spark_consumer.reading.planner import OffsetRange
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
-from spark_consumer.progress import BatchResult
+from spark_consumer.job.progress import BatchResult
 
 
 class JobMetrics:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_consumer.columnar import OP_COLUMN
-from spark_consumer.keyless import merge_keyless
-from spark_consumer.tables import TableState, quote
+from spark_consumer.applying.keyless import merge_keyless
+from spark_consumer.decoding.columnar import OP_COLUMN
+from spark_consumer.iceberg.tables import TableState, quote
 
 
 def merge_sql(target: str, source: str, state: TableState) -> str:

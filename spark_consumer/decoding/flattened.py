@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from spark_consumer.decode import FLATTENED, BadRecord
+from spark_consumer.decoding.decode import FLATTENED, BadRecord
 
 
 class FlattenedTopicError(RuntimeError):

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from spark_consumer.dbztypes import (
+from spark_consumer.decoding.dbztypes import (
     ColumnSpec,
     SchemaError,
     spec_from_json_value,
@@ -55,7 +55,7 @@ class BadRecord:
 @dataclass(frozen=True, slots=True)
 class Truncate:
     """An op=t record: every change of its partition before `offset` is void, and the
-    table is emptied there (job.py commits that before the changes after it)."""
+    table is emptied there (job/batch.py commits that before the changes after it)."""
 
     topic: str
     partition: int

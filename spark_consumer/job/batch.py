@@ -1,5 +1,5 @@
 """One micro-batch at a time: plan it, read it per table in Spark tasks, MERGE it with its
-offsets (the loop and the entry point are in apply.py)."""
+offsets (the loop and the entry point are in main.py)."""
 
 from __future__ import annotations
 
@@ -9,26 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_consumer.column_ddl import ColumnDdl
-from spark_consumer.dbztypes import ColumnSpec, decimal_hints
-from spark_consumer.deadletter import DeadLetters
-from spark_consumer.decode import BadRecord, Shape, Truncate
-from spark_consumer.flattened import refuse_flattened
-from spark_consumer.javakafka import java_options
-from spark_consumer.jvmsource import (
-    SchemaVerdicts,
-    jvm_misfit,
-    jvm_source,
-    kafka_frame,
-    takes_columns,
-)
-from spark_consumer.keyless import keyless_source, null_keyed
-from spark_consumer.keys import KeyChange, cut_at, next_key
-from spark_consumer.lag import lag_records, lag_seconds
-from spark_consumer.layout import Layouts
-from spark_consumer.merge import merge_changes
-from spark_consumer.metrics import JobMetrics
-from spark_consumer.offsets import (
+from spark_consumer.applying.column_ddl import ColumnDdl
+from spark_consumer.applying.keyless import keyless_source, null_keyed
+from spark_consumer.applying.merge import merge_changes
+from spark_consumer.decoding.dbztypes import ColumnSpec, decimal_hints
+from spark_consumer.decoding.decode import BadRecord, Shape, Truncate
+from spark_consumer.decoding.flattened import refuse_flattened
+from spark_consumer.decoding.rekey import key_option
+from spark_consumer.iceberg.layout import Layouts
+from spark_consumer.iceberg.offsets import (
     OFFSETS_PROPERTY,
     PARTITIONS_PROPERTY,
     TOPIC_IDS_PROPERTY,
@@ -43,8 +32,30 @@ from spark_consumer.offsets import (
     encode_partition_counts,
     encode_topic_ids,
 )
-from spark_consumer.options import JobOptions
-from spark_consumer.planner import (
+from spark_consumer.iceberg.tables import (
+    TableRef,
+    TableState,
+    add_columns,
+    change_key,
+    load_table,
+    promote_columns,
+    table_for_topic,
+)
+from spark_consumer.job.deadletter import DeadLetters
+from spark_consumer.job.lag import lag_records, lag_seconds
+from spark_consumer.job.metrics import JobMetrics
+from spark_consumer.job.options import JobOptions
+from spark_consumer.job.progress import BatchResult, changes_merged
+from spark_consumer.reading.javakafka import java_options
+from spark_consumer.reading.jvmsource import (
+    SchemaVerdicts,
+    jvm_misfit,
+    jvm_source,
+    kafka_frame,
+    takes_columns,
+)
+from spark_consumer.reading.keys import KeyChange, cut_at, next_key
+from spark_consumer.reading.planner import (
     TP,
     OffsetRange,
     low_watermarks,
@@ -54,24 +65,20 @@ from spark_consumer.planner import (
     topic_ids,
     true_ends,
 )
-from spark_consumer.progress import BatchResult, changes_merged
-from spark_consumer.reader import RangeStats
-from spark_consumer.rekey import key_option
-from spark_consumer.resume import (
+from spark_consumer.reading.reader import RangeStats
+from spark_consumer.reading.resume import (
     PartitionState,
     check_collisions,
     check_partition_count,
     resume_offset,
 )
-from spark_consumer.source import Side, direct_source, fits, misfit, read_source, side_results
-from spark_consumer.tables import (
-    TableRef,
-    TableState,
-    add_columns,
-    change_key,
-    load_table,
-    promote_columns,
-    table_for_topic,
+from spark_consumer.reading.source import (
+    Side,
+    direct_source,
+    fits,
+    misfit,
+    read_source,
+    side_results,
 )
 
 log = logging.getLogger("spark_consumer")

@@ -19,17 +19,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from spark_consumer.arrowtypes import Unsupported, column
-from spark_consumer.columnar import (
+from spark_consumer.decoding.arrowtypes import Unsupported, column
+from spark_consumer.decoding.columnar import (
     OP_COLUMN,
     ColumnarDecoder,
     Decoded,
     Fallback,
     RawRecord,
 )
-from spark_consumer.dbztypes import PLAIN, ColumnSpec, SchemaError, specs_from_struct_schema
-from spark_consumer.decode import OPS, Shape, field_schema
-from spark_consumer.envelope import Envelopes
+from spark_consumer.decoding.dbztypes import (
+    PLAIN,
+    ColumnSpec,
+    SchemaError,
+    specs_from_struct_schema,
+)
+from spark_consumer.decoding.decode import OPS, Shape, field_schema
+from spark_consumer.decoding.envelope import Envelopes
 
 # The JSON type Arrow reads a column's values as, by conversion or (PLAIN) Spark type; the
 # column's own conversion (`arrowtypes.column`) then makes them what the row path makes them.

@@ -3,8 +3,8 @@ record's age."""
 
 from __future__ import annotations
 
-from spark_consumer.planner import TP
-from spark_consumer.reader import RangeStats
+from spark_consumer.reading.planner import TP
+from spark_consumer.reading.reader import RangeStats
 
 
 def lag_records(positions: dict[TP, int], ends: dict[TP, int]) -> int:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from spark_consumer.dbztypes import PLAIN, ColumnSpec
-from spark_consumer.evolution import promoted_type
+from spark_consumer.decoding.dbztypes import PLAIN, ColumnSpec
+from spark_consumer.iceberg.evolution import promoted_type
 
 log = logging.getLogger(__name__)
 

@@ -17,16 +17,16 @@ from dataclasses import dataclass, replace
 
 from pyspark.sql import SparkSession
 
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.planner import OffsetRange, low_watermarks, resolve_topics, true_ends
-from spark_consumer.reader import read_range
-from spark_consumer.tables import (
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.iceberg.tables import (
     CONVERSIONS_PROPERTY,
     TableRef,
     TableState,
     quote,
     tblproperties,
 )
+from spark_consumer.reading.planner import OffsetRange, low_watermarks, resolve_topics, true_ends
+from spark_consumer.reading.reader import read_range
 
 log = logging.getLogger(__name__)
 

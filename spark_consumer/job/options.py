@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spark_consumer import maintenance_options
-from spark_consumer.javakafka import NoJavaSetting, java_options
-from spark_consumer.layout_spec import (
+from spark_consumer.iceberg import maintenance_options
+from spark_consumer.iceberg.layout_spec import (
     Field,
     SortField,
     SpecError,
@@ -22,7 +21,8 @@ from spark_consumer.layout_spec import (
     parse_partition_by,
     parse_sort_by,
 )
-from spark_consumer.maintenance_options import MaintenanceOptions
+from spark_consumer.iceberg.maintenance_options import MaintenanceOptions
+from spark_consumer.reading.javakafka import NoJavaSetting, java_options
 
 KAFKA_CONFIG_ENV = "GTIDMARK_KAFKA_CONFIG"
 CATALOG_CONFIG_ENV = "GTIDMARK_CATALOG_CONFIG"
@@ -263,7 +263,8 @@ def parse_options(argv: list[str]) -> JobOptions:
         partition_by, sort_by = parse_partition_by(args.partition_by), parse_sort_by(args.sort_by)
         if topics is not None:
             check_tables(sorted({*partition_by, *sort_by}), topics)
-    except SpecError as exc:
+        maintenance = maintenance_options.from_args(args)
+    except (SpecError, maintenance_options.ScheduleError) as exc:
         raise UsageError(str(exc)) from None
     return JobOptions(
         bootstrap_servers=args.bootstrap_servers.strip(), topics=topics,
@@ -278,7 +279,7 @@ def parse_options(argv: list[str]) -> JobOptions:
         keys=_keys(args.key), restart_topics=frozenset(_csv(args.restart_topics)),
         partitions_added=frozenset(_csv(args.partitions_added)),
         decimal_columns=_decimal_hints(args.decimal_column), partition_by=partition_by,
-        sort_by=sort_by, maintenance=maintenance_options.from_args(args))
+        sort_by=sort_by, maintenance=maintenance)
 
 
 def _file_then_pairs(path: str | None, flag: str, env: str, pairs: list[str],

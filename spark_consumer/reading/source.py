@@ -29,15 +29,15 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 from pyspark.sql.udf import UserDefinedFunction
 
-from spark_consumer.arrowtypes import arrow_type
-from spark_consumer.columnar import OP_COLUMN
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import BadRecord, Change, Shape, Truncate
-from spark_consumer.evolution import TypeChangeError, promoted_type
-from spark_consumer.keys import KeyWatch
-from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import Part, RangeStats, Stamps, decode_range, read_range
-from spark_consumer.rekey import rekeyed
+from spark_consumer.decoding.arrowtypes import arrow_type
+from spark_consumer.decoding.columnar import OP_COLUMN
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.decoding.decode import BadRecord, Change, Shape, Truncate
+from spark_consumer.decoding.rekey import rekeyed
+from spark_consumer.iceberg.evolution import TypeChangeError, promoted_type
+from spark_consumer.reading.keys import KeyWatch
+from spark_consumer.reading.planner import OffsetRange
+from spark_consumer.reading.reader import Part, RangeStats, Stamps, decode_range, read_range
 
 
 def _fit(value: Any, spark_type: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spark_consumer.reader import RangeStats
+from spark_consumer.reading.reader import RangeStats
 
 
 def changes_merged(meta: list[object]) -> int:

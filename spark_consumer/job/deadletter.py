@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from spark_consumer.decode import BadRecord
+from spark_consumer.decoding.decode import BadRecord
 
 log = logging.getLogger("spark_consumer")
 

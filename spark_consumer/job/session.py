@@ -7,7 +7,7 @@ import os
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from spark_consumer.options import JobOptions
+from spark_consumer.job.options import JobOptions
 
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 

@@ -1,0 +1,3 @@
+"""`gtidmark spark-apply`: arguments (`options`), the Spark session, the loop (`main`) of
+micro-batches (`batch`), their progress, lag and metrics, the dead-letter file and secrets
+kept out of logs."""
