@@ -129,6 +129,11 @@ class Job:
                     summary.get(PARTITIONS_PROPERTY))
         return state
 
+    def reload_tables(self) -> None:
+        """Forget the tables as loaded: the next batch reads their states and offsets from
+        Iceberg again (another writer, spark-apply or a query, may have committed since)."""
+        self.tables.clear()
+
     def starts(self, tps: list[TP], ends: dict[TP, int]) -> dict[TP, int]:
         """Where each partition resumes: the table's committed offsets, checked against the
         topic as it is now (TopicRecreatedError for offsets of an earlier topic)."""
@@ -149,7 +154,8 @@ class Job:
         return out
 
     def plan(self, targets: dict[TP, int] | None) -> tuple[list[OffsetRange], dict[TP, int]]:
-        """The ranges of the next batch and the true ends (capped by `targets` in --once)."""
+        """The ranges of the next batch and the true ends, capped by `targets` (--once: the
+        ends at its start; a streaming micro-batch: its ends) but never below the start."""
         topics = resolve_topics(self.kafka, self.opts.topics, self.opts.topic_pattern)
         check_collisions((t, str(self.table_for(t))) for t in topics)
         self.current_ids.update(topic_ids(self.kafka, topics))
@@ -159,7 +165,8 @@ class Job:
         starts = self.starts(tps, ends)
         self._check_partitions(parts)
         if targets is not None:
-            ends = {tp: min(end, targets.get(tp, 0)) for tp, end in ends.items()}
+            ends = {tp: min(end, max(targets.get(tp, 0), starts[tp]))
+                    for tp, end in ends.items()}
         return plan_ranges(starts, ends, self.opts.max_offsets_per_batch), ends
 
     def _check_partitions(self, parts: dict[str, list[int]]) -> None:
