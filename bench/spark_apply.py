@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyspark.sql import SparkSession
 
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.job import Job
-from spark_consumer.options import JobOptions
-from spark_consumer.progress import BatchResult
-from spark_consumer.session import build_session
-from spark_consumer.tables import TableRef, create_table
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.iceberg.tables import TableRef, create_table
+from spark_consumer.job.batch import Job
+from spark_consumer.job.options import JobOptions
+from spark_consumer.job.progress import BatchResult
+from spark_consumer.job.session import build_session
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
 

@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pyspark.sql import SparkSession
 
 from bench.spark_apply import fill
-from spark_consumer.maintenance import FileCounts, Maintenance, file_counts
-from spark_consumer.maintenance_options import MaintenanceOptions
-from spark_consumer.offsets import commit_properties, iceberg_table
-from spark_consumer.options import JobOptions
-from spark_consumer.session import build_session
-from spark_consumer.tables import TableRef
+from spark_consumer.iceberg.maintenance import FileCounts, Maintenance, file_counts
+from spark_consumer.iceberg.maintenance_options import MaintenanceOptions
+from spark_consumer.iceberg.offsets import commit_properties, iceberg_table
+from spark_consumer.iceberg.tables import TableRef
+from spark_consumer.job.options import JobOptions
+from spark_consumer.job.session import build_session
 
 OFFSETS = {"gtidmark.offsets": '{"bench":{"0":1}}'}  # as the job's commits carry them
 

@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["spark-apply"]:
         # Everything after the word belongs to the Spark job's own parser (and --help).
-        from spark_consumer.apply import main as spark_main
+        from spark_consumer.job.main import main as spark_main
 
         return int(spark_main(args_list[1:]))
     try:
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "spark-apply":
         try:
-            from spark_consumer.apply import main as spark_main
+            from spark_consumer.job.main import main as spark_main
         except ImportError as exc:
             raise UsageError(f"spark-apply is not available: {exc}") from None
         given = any(a.startswith("--log-level") for a in args.spark_args)

@@ -130,9 +130,9 @@ class Connector:
 
 def spark_apply(bootstrap: str, warehouse: Path, workdir: Path) -> Any:
     """Run `gtidmark spark-apply --once` in this process; its SparkSession is returned."""
-    from spark_consumer.apply import main as spark_main
-    from spark_consumer.options import parse_options
-    from spark_consumer.session import build_session
+    from spark_consumer.job.main import main as spark_main
+    from spark_consumer.job.options import parse_options
+    from spark_consumer.job.session import build_session
 
     argv = ["--bootstrap-servers", bootstrap, "--topics",
             ",".join(f"{PREFIX}.{DB}.{t}" for t in TABLES), "--warehouse", str(warehouse),

@@ -2,7 +2,7 @@
 
 import sys
 
-from spark_consumer.apply import main
+from spark_consumer.job.main import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -22,7 +22,7 @@ PACKAGES = ("connector", "signals", "spark_consumer")
 EXECUTOR_DISTRIBUTIONS = ("pyarrow", "confluent-kafka", "orjson")
 ENTRY = ('"""spark-submit entry point of `gtidmark spark-apply` (written by '
          'python -m spark_consumer.package)."""\n\nimport sys\n\n'
-         'from spark_consumer.apply import main\n\n'
+         'from spark_consumer.job.main import main\n\n'
          'if __name__ == "__main__":\n    sys.exit(main(sys.argv[1:]))\n')
 
 

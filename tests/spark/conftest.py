@@ -15,8 +15,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from spark_consumer.jars import spark_line
-from spark_consumer.options import JobOptions
-from spark_consumer.session import build_session
+from spark_consumer.job.options import JobOptions
+from spark_consumer.job.session import build_session
 
 
 @pytest.fixture(scope="session")

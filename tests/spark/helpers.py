@@ -8,10 +8,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import TimestampType
 
-from spark_consumer.apply import run
-from spark_consumer.job import Job
-from spark_consumer.options import JobOptions
-from spark_consumer.planner import true_ends
+from spark_consumer.job.batch import Job
+from spark_consumer.job.main import run
+from spark_consumer.job.options import JobOptions
+from spark_consumer.reading.planner import true_ends
 
 
 def apply_once(spark: SparkSession, bootstrap: str, topics: list[str], namespace: str,

@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
-from spark_consumer.arrowjson import ArrowRangeDecoder
-from spark_consumer.columnar import Decoded, Fallback, RangeDecoder
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import BadRecord, Shape
-from spark_consumer.planner import OffsetRange
-from spark_consumer.reader import Item, Part, RangeStats, decode_range, decode_rows
-from spark_consumer.source import source_batches
+from spark_consumer.decoding.arrowjson import ArrowRangeDecoder
+from spark_consumer.decoding.columnar import Decoded, Fallback, RangeDecoder
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.decoding.decode import BadRecord, Shape
+from spark_consumer.reading.planner import OffsetRange
+from spark_consumer.reading.reader import Item, Part, RangeStats, decode_range, decode_rows
+from spark_consumer.reading.source import source_batches
 from tests.spark.events import Changes
 
 V1 = TableSchema("app", "t", (Column("id", "int", nullable=False), Column("n", "int")), ("id",))

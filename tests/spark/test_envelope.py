@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_consumer.envelope import Envelopes, NotEnvelope, parse_envelope
+from spark_consumer.decoding.envelope import Envelopes, NotEnvelope, parse_envelope
 
 SCHEMA = {"type": "struct", "fields": [{"field": "payload", "type": "int64"}], "optional": False}
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-(1 << 63), (1 << 63) - 1)

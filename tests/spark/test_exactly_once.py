@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.offsets import table_offsets
+from spark_consumer.iceberg.offsets import table_offsets
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from connector.events import EventEncoder
 from connector.events.unwrap import with_transforms
-from spark_consumer.apply import EXIT_USAGE, main
+from spark_consumer.job.main import EXIT_USAGE, main
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.unit.test_envelope import SOURCE

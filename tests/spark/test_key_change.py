@@ -20,9 +20,9 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.columnar import RawRecord
-from spark_consumer.keys import KeyChange, KeyWatch, cut_at
-from spark_consumer.planner import OffsetRange
+from spark_consumer.decoding.columnar import RawRecord
+from spark_consumer.reading.keys import KeyChange, KeyWatch, cut_at
+from spark_consumer.reading.planner import OffsetRange
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
 from tests.spark.events import Changes

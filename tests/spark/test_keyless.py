@@ -12,9 +12,9 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.keyless import merge_keyless
-from spark_consumer.offsets import table_offsets
-from spark_consumer.tables import TableState
+from spark_consumer.applying.keyless import merge_keyless
+from spark_consumer.iceberg.offsets import table_offsets
+from spark_consumer.iceberg.tables import TableState
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes, Item
@@ -89,7 +89,8 @@ def test_keyless_random_workload_with_duplicates_and_failed_batches_equals_the_s
     produce(broker.bootstrap, changes.topic, workload(changes, rows, 90, random.Random(23)))
     assert len(set(multiset(rows))) < len(rows), "the workload leaves duplicate rows"
     modes = ["before", "after"]
-    monkeypatch.setattr("spark_consumer.merge.merge_keyless", failing(merge_keyless, modes))
+    monkeypatch.setattr("spark_consumer.applying.merge.merge_keyless",
+                        failing(merge_keyless, modes))
     for _ in range(2):  # the first batch fails before its commit, then right after it
         with pytest.raises(RuntimeError, match="injected"):
             apply_once(spark, broker.bootstrap, [changes.topic], unique_name, tmp_path,

@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.apply import main
-from spark_consumer.layout_spec import parse_partition_by, parse_sort_by
+from spark_consumer.iceberg.layout_spec import parse_partition_by, parse_sort_by
+from spark_consumer.job.main import main
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes

@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
-from spark_consumer.apply import main
-from spark_consumer.dbztypes import (
+from spark_consumer.decoding.dbztypes import (
     DATE_DAYS,
     TS_MICROS,
     TS_MILLIS,
@@ -19,9 +18,10 @@ from spark_consumer.dbztypes import (
     decimal_hints,
     spec_from_connect_field,
 )
-from spark_consumer.decode import BadRecord, Change, Decoder
-from spark_consumer.planner import OffsetRange, plan_ranges
-from spark_consumer.reader import RangeStats, reduce_range
+from spark_consumer.decoding.decode import BadRecord, Change, Decoder
+from spark_consumer.job.main import main
+from spark_consumer.reading.planner import OffsetRange, plan_ranges
+from spark_consumer.reading.reader import RangeStats, reduce_range
 from tests.spark.events import Changes
 
 COUNTERS = TableSchema("app", "t", (Column("id", "int", nullable=False), Column("n", "int")),

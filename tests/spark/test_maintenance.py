@@ -12,11 +12,11 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.maintenance import Maintenance, offsets_depth
-from spark_consumer.maintenance_options import MaintenanceOptions
-from spark_consumer.offsets import OFFSETS_PROPERTY, iceberg_table, table_offsets
-from spark_consumer.options import UsageError, parse_options
-from spark_consumer.tables import TableRef
+from spark_consumer.iceberg.maintenance import Maintenance, offsets_depth
+from spark_consumer.iceberg.maintenance_options import MaintenanceOptions
+from spark_consumer.iceberg.offsets import OFFSETS_PROPERTY, iceberg_table, table_offsets
+from spark_consumer.iceberg.tables import TableRef
+from spark_consumer.job.options import UsageError, parse_options
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes
@@ -54,7 +54,7 @@ def test_maintenance_after_3_batches_shrinks_files_keeps_rows_and_a_rerun_resume
     model: dict[int, dict[str, Any]] = {}
     rng = random.Random(7)
     produce(broker.bootstrap, topic, changelog(changes, 300, model, rng))
-    caplog.set_level(logging.INFO, logger="spark_consumer.maintenance")
+    caplog.set_level(logging.INFO, logger="spark_consumer.iceberg.maintenance")
     job = apply_once(spark, broker.bootstrap, [topic], unique_name, tmp_path,
                      max_offsets_per_batch=100,
                      maintenance=MaintenanceOptions(every=3, snapshot_hours=0))
@@ -86,7 +86,7 @@ def test_a_failed_maintenance_is_one_warning_line_and_no_exception(
         spark: SparkSession, unique_name: str, caplog: pytest.LogCaptureFixture) -> None:
     maintenance = Maintenance(spark, MaintenanceOptions(every=1))
     maintenance.maintain(TableRef("gtidmark", unique_name, "missing"))
-    lines = [r for r in caplog.records if r.name == "spark_consumer.maintenance"]
+    lines = [r for r in caplog.records if r.name == "spark_consumer.iceberg.maintenance"]
     assert [r.levelno for r in lines] == [logging.WARNING]
     assert "maintenance failed, the job goes on" in lines[0].getMessage()
     assert "\n" not in lines[0].getMessage()
@@ -105,7 +105,7 @@ def test_maintenance_options_refuse_an_orphan_age_under_24_hours() -> None:
 def test_maintenance_is_due_by_batch_count_or_minutes_and_only_after_a_new_batch(
         spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("spark_consumer.maintenance.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("spark_consumer.iceberg.maintenance.time.monotonic", lambda: clock[0])
     by_count = Maintenance(spark, MaintenanceOptions(every=3))
     assert [by_count.due(n) for n in (1, 2, 3)] == [False, False, True]
     by_count.run_if_due(3, {})

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-import spark_consumer.job as job_module
+import spark_consumer.job.batch as job_module
 from connector.schema import Column, TableSchema
-from spark_consumer.offsets import OFFSETS_PROPERTY, table_offsets
-from spark_consumer.reader import RangeStats
-from spark_consumer.source import SourceRead, side_results
+from spark_consumer.iceberg.offsets import OFFSETS_PROPERTY, table_offsets
+from spark_consumer.reading.reader import RangeStats
+from spark_consumer.reading.source import SourceRead, side_results
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes

@@ -17,10 +17,10 @@ from confluent_kafka.admin import AdminClient, NewPartitions
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.job import Job
-from spark_consumer.offsets import PARTITIONS_PROPERTY, committed_summary, table_offsets
-from spark_consumer.options import JobOptions
-from spark_consumer.resume import PartitionsAddedError
+from spark_consumer.iceberg.offsets import PARTITIONS_PROPERTY, committed_summary, table_offsets
+from spark_consumer.job.batch import Job
+from spark_consumer.job.options import JobOptions
+from spark_consumer.reading.resume import PartitionsAddedError
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
 from tests.spark.events import Changes

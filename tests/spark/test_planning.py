@@ -10,20 +10,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_consumer.apply import main
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.decode import Shape
-from spark_consumer.evolution import TypeChangeError, promoted_type
-from spark_consumer.options import KAFKA_CONFIG_ENV, parse_options
-from spark_consumer.resume import (
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.decoding.decode import Shape
+from spark_consumer.iceberg.evolution import TypeChangeError, promoted_type
+from spark_consumer.iceberg.tables import table_for_topic
+from spark_consumer.job.main import main
+from spark_consumer.job.options import KAFKA_CONFIG_ENV, parse_options
+from spark_consumer.reading.resume import (
     PartitionState,
     TableCollisionError,
     TopicRecreatedError,
     check_collisions,
     resume_offset,
 )
-from spark_consumer.source import fits
-from spark_consumer.tables import table_for_topic
+from spark_consumer.reading.source import fits
 
 BASE = ["--bootstrap-servers", "k:9092", "--topics", "a.b.c"]
 

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer import planner
+from spark_consumer.reading import planner
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic
 from tests.services import free_port

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 import pytest
 from confluent_kafka import KafkaError
 
-from spark_consumer import reader
-from spark_consumer.planner import OffsetRange
+from spark_consumer.reading import reader
+from spark_consumer.reading.planner import OffsetRange
 
 
 class _Message:

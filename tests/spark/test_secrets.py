@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from connector.schema import Column, TableSchema
-from spark_consumer.options import CATALOG_CONFIG_ENV, parse_options
-from spark_consumer.secrets import Redactor, secret_values
+from spark_consumer.job.options import CATALOG_CONFIG_ENV, parse_options
+from spark_consumer.job.secrets import Redactor, secret_values
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.cluster import cmdline, descendants

@@ -16,11 +16,11 @@ from pyspark.sql import SparkSession
 
 from connector.events import EventEncoder
 from connector.schema import Column, TableSchema
-from spark_consumer import apply
-from spark_consumer.apply import main, run
-from spark_consumer.job import Job
-from spark_consumer.offsets import table_offsets
-from spark_consumer.options import JobOptions
+from spark_consumer.iceberg.offsets import table_offsets
+from spark_consumer.job import main as apply
+from spark_consumer.job.batch import Job
+from spark_consumer.job.main import main, run
+from spark_consumer.job.options import JobOptions
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.services import wait_for

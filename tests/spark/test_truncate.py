@@ -9,7 +9,12 @@ import pytest
 from pyspark.sql import SparkSession
 
 from connector.schema import Column, TableSchema
-from spark_consumer.offsets import OFFSETS_PROPERTY, decode_offsets, iceberg_table, table_offsets
+from spark_consumer.iceberg.offsets import (
+    OFFSETS_PROPERTY,
+    decode_offsets,
+    iceberg_table,
+    table_offsets,
+)
 from tests.kafka_services import Broker
 from tests.kafka_tools import create_topic, produce
 from tests.spark.events import Changes

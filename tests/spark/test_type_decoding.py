@@ -19,10 +19,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
-from spark_consumer.arrowjson import ArrowRangeDecoder
-from spark_consumer.columnar import OP_COLUMN, RangeDecoder
-from spark_consumer.dbztypes import decode_decimal
-from spark_consumer.decode import BadRecord, Change, Decoder
+from spark_consumer.decoding.arrowjson import ArrowRangeDecoder
+from spark_consumer.decoding.columnar import OP_COLUMN, RangeDecoder
+from spark_consumer.decoding.dbztypes import decode_decimal
+from spark_consumer.decoding.decode import BadRecord, Change, Decoder
 from tests.spark.events import Changes
 
 UTC = dt.UTC

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from spark_consumer import column_ddl
-from spark_consumer.column_ddl import (
+from spark_consumer.applying import column_ddl
+from spark_consumer.applying.column_ddl import (
     ColumnChange,
     ColumnDdl,
     ColumnEvent,
@@ -17,8 +17,8 @@ from spark_consumer.column_ddl import (
     follow_schema_change,
     pending,
 )
-from spark_consumer.dbztypes import ColumnSpec
-from spark_consumer.tables import TableRef, TableState
+from spark_consumer.decoding.dbztypes import ColumnSpec
+from spark_consumer.iceberg.tables import TableRef, TableState
 
 
 def record(ddl: str) -> bytes:

@@ -20,7 +20,7 @@ from connector.flavours import flavour_named
 from connector.preflight import ServerSettings, server_problem
 from connector.settings.model import ConnectorConfig
 from connector.settings.parse import load_config
-from spark_consumer.options import parse_options
+from spark_consumer.job.options import parse_options
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"

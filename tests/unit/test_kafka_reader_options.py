@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_consumer.javakafka import NoJavaSetting, java_options
-from spark_consumer.options import UsageError, parse_options
+from spark_consumer.job.options import UsageError, parse_options
+from spark_consumer.reading.javakafka import NoJavaSetting, java_options
 
 BASE = ["--bootstrap-servers", "k:9092", "--topics", "a.b.c"]
 

@@ -80,7 +80,7 @@ def test_spark_apply_against_a_closed_port_is_one_line_and_no_librdkafka_line(
 
 def test_a_planning_request_that_fails_names_itself(closed_port: int) -> None:
     """The broker gone after the start: the job's error line says which request failed."""
-    from spark_consumer.planner import KafkaRequestFailed, partitions_of, resolve_topics
+    from spark_consumer.reading.planner import KafkaRequestFailed, partitions_of, resolve_topics
 
     conf = {"bootstrap.servers": f"127.0.0.1:{closed_port}"}
     with pytest.raises(KafkaRequestFailed, match=rf"^the topic list from Kafka at "

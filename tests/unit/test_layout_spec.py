@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_consumer.layout_spec import (
+from spark_consumer.iceberg.layout_spec import (
     Field,
     SortField,
     SpecError,
