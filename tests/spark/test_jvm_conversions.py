@@ -12,8 +12,15 @@ from typing import Any
 import pytest
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
-from spark_consumer.dbztypes import DATE_DAYS, TS_ISO, TS_MICROS, TS_MILLIS, TS_NANOS, ColumnSpec
 
+from spark_consumer.decoding.dbztypes import (
+    DATE_DAYS,
+    TS_ISO,
+    TS_MICROS,
+    TS_MILLIS,
+    TS_NANOS,
+    ColumnSpec,
+)
 from spark_consumer.reading.jvmsource import _converted, _raw_type
 
 pytestmark = pytest.mark.spark
