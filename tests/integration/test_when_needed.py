@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,11 @@ def purged_replica(source: SourcePair) -> Iterator[SourcePair]:
     pair.replica.stop()
 
 
-def stream_then_purge(pair: SourcePair, broker: Broker, db: str, mode: str,
-                      tmp_path: Path) -> tuple[ConnectorProcess, dict[str, Any]]:
-    """Rows 1-3 streamed and committed, the connector stopped; then rows written and
-    changed while it is away, and the replica's binlogs holding them purged."""
+@contextmanager
+def three_rows_streamed(pair: SourcePair, broker: Broker, db: str, mode: str,
+                        tmp_path: Path) -> Iterator[tuple[ConnectorProcess, dict[str, Any]]]:
+    """The connector with `snapshot.mode=mode`, rows 1-3 streamed and committed; killed on
+    the way out if it still runs."""
     pair.primary.execute(f"CREATE DATABASE {db}")
     pair.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
     doc = connector_document(pair, broker, db, snapshot__mode=mode)
@@ -44,9 +46,17 @@ def stream_then_purge(pair: SourcePair, broker: Broker, db: str, mode: str,
         for i in (1, 2, 3):
             pair.primary.execute(f"INSERT INTO {db}.t VALUES ({i}, 'streamed')")
         wait_caught_up(pair, broker, doc, timeout=120)
-        assert proc.stop() == 0
+        yield proc, doc
     finally:
         proc.ensure_stopped()
+
+
+def stream_then_purge(pair: SourcePair, broker: Broker, db: str, mode: str,
+                      tmp_path: Path) -> tuple[ConnectorProcess, dict[str, Any]]:
+    """Rows 1-3 streamed and committed, the connector stopped; then rows written and
+    changed while it is away, and the replica's binlogs holding them purged."""
+    with three_rows_streamed(pair, broker, db, mode, tmp_path) as (proc, doc):
+        assert proc.stop() == 0
     pair.primary.execute(f"INSERT INTO {db}.t VALUES (4, 'away'), (5, 'away')")
     pair.primary.execute(f"UPDATE {db}.t SET v = 'changed' WHERE id = 2")
     pair.wait_synced()
@@ -112,16 +122,7 @@ def test_when_needed_snapshots_again_when_the_binlog_is_purged_under_the_stream(
     """The reader frozen and its dump thread killed while the replica purges: its reconnect
     gets error 1236, and the connector stops cleanly and starts again with a snapshot."""
     pair, db = purged_replica, unique_name
-    pair.primary.execute(f"CREATE DATABASE {db}")
-    pair.primary.execute(f"CREATE TABLE {db}.t (id INT PRIMARY KEY, v VARCHAR(10))")
-    doc = connector_document(pair, broker, db, snapshot__mode="when_needed")
-    proc = ConnectorProcess(doc, tmp_path)
-    proc.start()
-    try:
-        proc.wait_log("binlog stream open")
-        for i in (1, 2, 3):
-            pair.primary.execute(f"INSERT INTO {db}.t VALUES ({i}, 'streamed')")
-        wait_caught_up(pair, broker, doc, timeout=120)
+    with three_rows_streamed(pair, broker, db, "when_needed", tmp_path) as (proc, doc):
         reader = reader_child(proc)
         os.kill(reader, signal.SIGSTOP)
         try:
@@ -141,8 +142,6 @@ def test_when_needed_snapshots_again_when_the_binlog_is_purged_under_the_stream(
         pair.primary.execute(f"INSERT INTO {db}.t VALUES (6, 'live')")
         wait_caught_up(pair, broker, doc, timeout=120)
         assert proc.stop() == 0
-    finally:
-        proc.ensure_stopped()
     log = proc.log()[mark:]
     assert "snapshot.mode=when_needed: the replica no longer has the binlog for GTID " in log
     assert "stopping to start again with a new snapshot" in log
