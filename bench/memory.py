@@ -24,12 +24,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Consumer, TopicPartition
-
 from bench.common import Services, flavours_wanted, print_table, scaled, services, synced
 from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import ConnectorProcess, connector_document
+from tests.kafka_tools import high_watermark
 from tests.process_memory import peaks_mb
 from tests.workload import insert_sequence
 
@@ -37,17 +36,6 @@ NARROW_ROWS, NARROW_WIDTH = scaled(1_000_000), 1_000
 WIDE_ROWS, WIDE_WIDTH = scaled(4_000), 256 * 1024
 SNAPSHOT_ROWS = scaled(1_000_000)
 MB = 1024 * 1024
-
-
-def records_in(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-memory"})
-    try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        return int(high - low)
-    except Exception:  # noqa: BLE001 - the topic may not exist yet
-        return 0
-    finally:
-        consumer.close()
 
 
 def wait(predicate: Callable[[], bool], timeout: float, what: str,
@@ -91,7 +79,7 @@ def one_case(svc: Services, workdir: Path, db: str, rows: int, width: int,
     try:
         proc.wait_log("binlog stream open", 120)
         fill(svc, db, 10, width)  # warm-up
-        wait(lambda: records_in(svc.broker.bootstrap, topic) >= 10, 120, "the warm-up", proc)
+        wait(lambda: high_watermark(svc.broker.bootstrap, topic) >= 10, 120, "the warm-up", proc)
         assert proc.proc is not None
         before = peaks_mb(proc.proc.pid)
         began = time.monotonic()
@@ -99,7 +87,7 @@ def one_case(svc: Services, workdir: Path, db: str, rows: int, width: int,
             send_signal(parse_config(doc), build_signal("execute-snapshot", tables=[f"{db}.t"]))
         else:
             fill(svc, db, rows, width, first=100)
-        wait(lambda: records_in(svc.broker.bootstrap, topic) >= rows + 10, 3600,
+        wait(lambda: high_watermark(svc.broker.bootstrap, topic) >= rows + 10, 3600,
              f"{rows:,} records in {topic}", proc)
         seconds = time.monotonic() - began
         after = peaks_mb(proc.proc.pid)

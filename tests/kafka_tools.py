@@ -33,6 +33,21 @@ def create_topic(bootstrap: str, topic: str, partitions: int = 1,
         time.sleep(0.05)
 
 
+def high_watermark(bootstrap: str, topic: str, partition: int = 0) -> int:
+    """The partition's next offset: its records so far in a topic never compacted; 0 while
+    the topic does not exist yet."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "tests-watermarks"})
+    try:
+        return int(consumer.get_watermark_offsets(TopicPartition(topic, partition),
+                                                  timeout=10)[1])
+    except KafkaException as exc:
+        if exc.args and exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return 0
+        raise
+    finally:
+        consumer.close()
+
+
 def list_topics(bootstrap: str) -> set[str]:
     return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
 

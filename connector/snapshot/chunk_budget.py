@@ -47,3 +47,21 @@ def chunk_rows(configured: int, widest: int | None, row_bytes: float | None,
     if row_bytes is None:
         return min(configured, PROBE_ROWS)
     return max(1, min(configured, int(budget / max(row_bytes, 1.0))))
+
+
+class ChunkSizer:
+    """One table's chunk sizing: its schema's bound, taken once, and the bytes per row its
+    last chunk took."""
+
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        self._widest = widest_row(schema)
+        self._row_bytes: float | None = None
+
+    def rows(self, configured: int) -> int:
+        return chunk_rows(configured, self._widest, self._row_bytes)
+
+    def observe(self, rows: int, size: int) -> None:
+        """A chunk of `rows` rows took `size` bytes (0: not measured)."""
+        if rows and size:
+            self._row_bytes = size / rows

@@ -34,7 +34,7 @@ from connector.gtid import Gtid, Position
 from connector.schema import TableSchema
 from connector.settings.model import ConnectorConfig
 from connector.snapshot import actions, outcome
-from connector.snapshot.chunk_budget import chunk_rows, widest_row
+from connector.snapshot.chunk_budget import ChunkSizer
 from connector.snapshot.chunk_reader import Answer, ChunkReader, ChunkReadFailed
 from connector.snapshot.meter import SnapshotMeter
 from connector.snapshot.progress import TableProgress
@@ -96,7 +96,7 @@ class SnapshotCoordinator:
         self._table: tuple[TableProgress, ChunkedTable] | None = None  # the head, prepared
         self.watched_table: str | None = None  # read by the dispatcher for every change
         self._next_chunk_at = 0.0
-        self._row_bytes: float | None = None  # the head table's last chunk, per row
+        self._sizer: ChunkSizer | None = None  # the watched table's, per table read
         self._unsafe = 0
         self._retries = ReadRetries()  # the head table's reads that failed in a row
         self._next_log = 0.0
@@ -281,7 +281,6 @@ class SnapshotCoordinator:
             return
         table = answer.chunked()
         self._table = (progress, table)
-        self._row_bytes = None
         if answer.bounds is not None:
             progress.max_key, progress.estimate = answer.bounds
             progress.started = time.time()
@@ -297,12 +296,13 @@ class SnapshotCoordinator:
             # The keys of pieces already out are unknown: L must hold their transaction.
             self._recent = RecentChanges(processed, self._reading)
         self.watched_table, self._keyed = progress.table, table
+        if self._sizer is None or self._sizer.schema is not table.schema:
+            self._sizer = ChunkSizer(table.schema)  # a table read anew: sized anew
         self._asked = ChunkRequest(
             number=next(self._numbers), table=progress.table,
             columns=tuple(c.name for c in table.schema.columns),
             key_columns=table.key_columns, condition=table.condition, after=after,
-            limit=chunk_rows(self.state.throttle(self._configured)[0],
-                             widest_row(table.schema), self._row_bytes),
+            limit=self._sizer.rows(self.state.throttle(self._configured)[0]),
             encoding=self._encoding(table.schema), streamed=processed,
             exact_keys=table.exact_keys)
         self._reader.request(self._asked)
@@ -317,8 +317,8 @@ class SnapshotCoordinator:
 
     def _open_window(self, chunk: SelectedChunk, progress: TableProgress, table: ChunkedTable,
                      processed: Position) -> None:
-        if chunk.rows and chunk.size:
-            self._row_bytes = chunk.size / len(chunk.rows)
+        if self._sizer is not None:
+            self._sizer.observe(len(chunk.rows), chunk.size)
         if chunk.after != progress.last_key or self._recent is None:
             return  # read ahead of a chunk that did not close: ask again
         window = ChunkWindow(chunk.table, chunk.rows, chunk.low, chunk.high)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -25,7 +24,7 @@ from spark_consumer.iceberg.maintenance import Maintenance
 from spark_consumer.job.batch import Job
 from spark_consumer.job.options import JobOptions, UsageError, parse_options
 from spark_consumer.job.session import catalog_conf
-from spark_consumer.reading.planner import TP
+from spark_consumer.reading.planner import TP, names_topic
 
 log = logging.getLogger("spark_consumer")
 
@@ -45,14 +44,9 @@ class StreamingApply:
         self.job = Job(spark, self.opts)
         self.maintenance = Maintenance(spark, self.opts.maintenance)
 
-    def _ours(self, topic: str) -> bool:
-        if self.opts.topics is not None:
-            return topic in self.opts.topics
-        return re.fullmatch(self.opts.topic_pattern or "", topic) is not None
-
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         targets = batch_ends(batch)
-        foreign = sorted({t for t, _ in targets if not self._ours(t)})
+        foreign = sorted({t for t, _ in targets if not names_topic(t, self.opts.topics, self.opts.topic_pattern)})
         if foreign:
             raise ValueError(f"micro-batch {batch_id} has topics the job's --topics/"
                              f"--topic-pattern do not name: {', '.join(foreign)}")

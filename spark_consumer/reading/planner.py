@@ -77,6 +77,13 @@ def _consumer(conf: dict[str, str], eof: bool) -> Consumer:
     return Consumer(settings)
 
 
+def names_topic(topic: str, topics: list[str] | None, pattern: str | None) -> bool:
+    """Whether --topics (when given) or else --topic-pattern names `topic`."""
+    if topics:
+        return topic in topics
+    return pattern is not None and re.fullmatch(pattern, topic) is not None
+
+
 def resolve_topics(conf: dict[str, str], topics: list[str] | None,
                    pattern: str | None, timeout: float = 10.0) -> list[str]:
     """The topics to read: the named ones, or every non-internal topic matching `pattern`."""
@@ -84,13 +91,12 @@ def resolve_topics(conf: dict[str, str], topics: list[str] | None,
         return sorted(set(topics))
     if pattern is None:
         return []
-    regex = re.compile(pattern)
     consumer = _consumer(conf, eof=False)
     try:
         names = _topics(consumer, conf, None, timeout)
     finally:
         consumer.close()
-    return sorted(t for t in names if regex.fullmatch(t) and not t.startswith("__"))
+    return sorted(t for t in names if names_topic(t, None, pattern) and not t.startswith("__"))
 
 
 def partitions_of(conf: dict[str, str], topics: list[str],

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 
 from connector.gtid import MariaDbGtidPos
 from tests.connector_tools import (
@@ -26,7 +25,7 @@ from tests.integration.test_resilience import (
 )
 from tests.integration.test_streaming import committed_offsets, wait_caught_up
 from tests.kafka_services import Broker
-from tests.kafka_tools import consume_all
+from tests.kafka_tools import consume_all, high_watermark
 from tests.services import MariaDbPair, wait_for
 
 __all__ = ["running", "running_on"]  # the fixtures
@@ -135,14 +134,6 @@ def test_large_transaction_arrives_whole_with_bounded_memory(
     assert len(ids(broker, db)) == 101_000
 
 
-def high_watermark(broker: Broker, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "tests-watermarks"})
-    try:
-        return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=5)[1])
-    finally:
-        consumer.close()
-
-
 def test_sigkill_while_a_large_transaction_is_emitted_loses_nothing(
         mariadb: MariaDbPair, broker: Broker, wide_table: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,7 +143,7 @@ def test_sigkill_while_a_large_transaction_is_emitted_loses_nothing(
         wait_caught_up(mariadb, broker, doc)
         one_transaction(mariadb, db, 60_000, 100)
         big = MariaDbGtidPos.parse(mariadb.primary.gtid_binlog_pos())
-        wait_for(lambda: high_watermark(broker, f"{db}.{db}.t") > 1, 120,
+        wait_for(lambda: high_watermark(broker.bootstrap, f"{db}.{db}.t") > 1, 120,
                  "the first piece of the transaction in the topic", 0.1)
         proc.kill()
     offsets = committed_offsets(broker, doc)
@@ -173,7 +164,7 @@ def test_reconnect_in_the_middle_of_a_large_transaction_repeats_nothing(
     with streaming(mariadb, broker, db, tmp_path, monkeypatch) as (proc, doc):
         one_transaction(mariadb, db, 60_000, 100)
         big = MariaDbGtidPos.parse(mariadb.wait_synced())
-        wait_for(lambda: high_watermark(broker, f"{db}.{db}.t") > 0, 120,
+        wait_for(lambda: high_watermark(broker.bootstrap, f"{db}.{db}.t") > 0, 120,
                  "the first piece of the transaction in the topic", 0.1)
         offsets = committed_offsets(broker, doc)
         assert offsets is None or not MariaDbGtidPos.parse(offsets["gtids"]).covers(big)

@@ -10,28 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
-
 from connector.settings.parse import parse_config
 from signals.send import build_signal, send_signal
 from tests.connector_tools import connector_document, streaming_connector
 from tests.integration.test_streaming import wait_caught_up
 from tests.kafka_services import Broker
+from tests.kafka_tools import high_watermark
 from tests.process_memory import peaks_mb
 from tests.services import MariaDbPair, wait_for
 
 ROW_BYTES = 256 * 1024
 ROWS = 1_200  # 300 MB
 GROWTH_MB = 250  # what any of the processes may grow by (~190 at most here); rows-only: 600-900
-
-
-def records_in(broker: Broker, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "tests-wide"})
-    try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        return int(high - low)
-    finally:
-        consumer.close()
 
 
 def fill(mariadb: MariaDbPair, db: str, first: int, rows: int) -> None:
@@ -52,15 +42,15 @@ def test_wide_rows_are_bounded_in_bytes_streaming_and_snapshotting(
     with streaming_connector(doc, tmp_path) as proc:
         assert proc.proc is not None
         fill(mariadb, db, 100_001, 4)  # warm-up: topic, encoders, producer buffers
-        wait_for(lambda: records_in(broker, topic) >= 4, 60, "the warm-up records")
+        wait_for(lambda: high_watermark(broker.bootstrap, topic) >= 4, 60, "the warm-up records")
         before = peaks_mb(proc.proc.pid)
 
         send_signal(parse_config(doc), build_signal("execute-snapshot", tables=[f"{db}.t"]))
         snapshot = ROWS + 4  # the table's rows, the warm-up's included
-        wait_for(lambda: records_in(broker, topic) >= 4 + snapshot, 600, "the snapshot's records")
+        wait_for(lambda: high_watermark(broker.bootstrap, topic) >= 4 + snapshot, 600, "the snapshot's records")
         fill(mariadb, db, 200_001, ROWS)  # one 300 MB transaction
         wait_caught_up(mariadb, broker, doc, timeout=600)
-        assert records_in(broker, topic) == 4 + snapshot + ROWS
+        assert high_watermark(broker.bootstrap, topic) == 4 + snapshot + ROWS
         after = peaks_mb(proc.proc.pid)
     parent = proc.proc.pid
     assert set(after) - {parent}, "the reader processes were not found"

@@ -4,7 +4,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.schema import Column, TableSchema
-from connector.snapshot.chunk_budget import CHUNK_BYTES, PROBE_ROWS, chunk_rows, widest_row
+from connector.snapshot.chunk_budget import (
+    CHUNK_BYTES,
+    PROBE_ROWS,
+    ChunkSizer,
+    chunk_rows,
+    widest_row,
+)
 
 
 def table(*columns: Column) -> TableSchema:
@@ -26,6 +32,15 @@ def test_a_table_with_a_blob_is_probed_then_sized_by_its_rows() -> None:
     assert chunk_rows(1024, None, 256 * 1024) == CHUNK_BYTES // (256 * 1024)  # 32 rows
     assert chunk_rows(1024, None, 300.0) == 1024  # narrow after all
     assert chunk_rows(1024, None, 64 * 1024 * 1024) == 1  # a row past the budget: one
+
+
+def test_a_tables_sizer_probes_then_follows_its_last_chunk() -> None:
+    sizer = ChunkSizer(table(Column("id", "int"), Column("doc", "longblob")))
+    assert sizer.rows(1024) == PROBE_ROWS
+    sizer.observe(PROBE_ROWS, 0)  # not measured: still probing
+    assert sizer.rows(1024) == PROBE_ROWS
+    sizer.observe(PROBE_ROWS, PROBE_ROWS * 512 * 1024)
+    assert sizer.rows(1024) == CHUNK_BYTES // (512 * 1024)
 
 
 def test_a_long_varchar_bounds_the_row_by_its_declared_length() -> None:
