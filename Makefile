@@ -7,13 +7,13 @@ STAMP := .venv/.installed
 
 setup: apt mysql-root $(STAMP) native jars kafka-jars connect-jars
 
-# The compiled record writer (Rust, PyO3): connector/events/native -> connector/events/_native
+# The compiled module (Rust, PyO3): connector/native -> connector/_native
 # (an abi3 module for CPython >= 3.11). Crates come from crates.io into cargo's own cache.
-NATIVE_SRC := connector/events/native
-NATIVE := connector/events/_native.abi3.so
+NATIVE_SRC := connector/native
+NATIVE := connector/_native.abi3.so
 native: $(NATIVE)
 
-$(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(NATIVE_SRC)/src/lib.rs
+$(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(wildcard $(NATIVE_SRC)/src/*.rs)
 	@command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup.rs), then run make setup again" >&2; exit 1; }
 	@PYO3_PYTHON=$$([ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3) cargo build --release --locked --quiet \
 	  --manifest-path $(NATIVE_SRC)/Cargo.toml \

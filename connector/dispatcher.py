@@ -199,7 +199,7 @@ class Dispatcher:
                     per_table[table.id] = batch_tx[2] + len(rows)
                 topic = enc.topic
                 tombstones = self._tombstones and change.op == "d"
-                # One call writes the whole rows event's records (compiled: events/native).
+                # One call writes the whole rows event's records (compiled: connector/native).
                 for key, value in enc.records(change.op, rows, source, now_ms, batch_tx):
                     send(topic, key, value)
                     if tombstones:

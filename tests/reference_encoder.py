@@ -1,4 +1,4 @@
-"""The Python JSON record writer the compiled one (connector/events/native) replaced.
+"""The Python JSON record writer the compiled one (connector/native) replaced.
 
 Kept as the oracle of the differential test: the same columns (a `TableEncoder`'s
 `writer_columns`), the same schema part and source block, written by generated Python.

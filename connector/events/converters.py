@@ -2,7 +2,7 @@
 
 A `Codec` is built once per (topic, Connect schema) and then only serializes payloads: the JSON
 codec's schema part is serialized once; change records are written around it by compiled code
-(events/native) and the other records by splicing each payload in.
+(connector/native) and the other records by splicing each payload in.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from connector.compiled import RowWriter, TableRecords
 from connector.events.column_mappers import ColumnMappers
 from connector.events.column_selection import ColumnSelection
-from connector.events.compiled import RowWriter, TableRecords
 from connector.events.converters import Codec, CodecFactory, JsonCodec, SchemaIdLookup, dumps
 from connector.events.header_text import struct_text
 from connector.events.history import CHANGE_SCHEMA
@@ -130,7 +130,7 @@ class TableEncoder:
         self.value_schema = envelope
         self._value_codec: Codec = codecs.codec("value", self.topic, envelope)
         self._source = source
-        # JSON: the records are written by compiled code (events/native), a batch at a time.
+        # JSON: the records are written by compiled code (connector/native), a batch at a time.
         self._value_json = isinstance(self._value_codec, JsonCodec)
         # What the writers are built from (the reference encoder in tests/ reads it).
         self.writer_columns: tuple[list[WriterColumn], list[WriterColumn]] = (

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from connector.compiled import RowWriter
 from connector.events import EventEncoder, SourceInfo
-from connector.events.compiled import RowWriter
 from connector.events.converters import JsonCodec, dumps
 from connector.events.source_block import SourceStruct
 from connector.events.types import RowConverter, field_mapping

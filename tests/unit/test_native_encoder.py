@@ -19,7 +19,8 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.events import EventEncoder, SourceInfo, TableEncoder, compiled, envelope
+from connector import compiled
+from connector.events import EventEncoder, SourceInfo, TableEncoder, envelope
 from connector.schema import Column, TableSchema
 from connector.settings.parse import parse_config
 from tests.reference_encoder import ReferenceEncoder
@@ -178,7 +179,7 @@ def test_snapshot_framing_around_a_read_row_is_the_r_record(
 
 
 def test_a_checkout_without_the_built_module_says_to_run_make_native() -> None:
-    with mock.patch.dict(sys.modules, {"connector.events._native": None}):
+    with mock.patch.dict(sys.modules, {"connector._native": None}):
         try:
             importlib.reload(compiled)
         except ImportError as exc:

@@ -1,11 +1,11 @@
-"""The compiled record writer, or one line saying how to build it (no Python fall-back)."""
+"""The compiled module, or one line saying how to build it (no Python fall-back)."""
 
 from __future__ import annotations
 
 try:
-    from connector.events._native import RowWriter, TableRecords
+    from connector._native import RowWriter, TableRecords
 except ImportError as exc:  # pragma: no cover - a checkout where `make setup` did not run
-    raise ImportError(f"connector.events._native is not built ({exc}): run `make native` "
+    raise ImportError(f"connector._native is not built ({exc}): run `make native` "
                       "(part of `make setup`; needs Rust's cargo)") from exc
 
 __all__ = ["RowWriter", "TableRecords"]

@@ -1,4 +1,4 @@
-"""Types of the compiled record writer (source: connector/events/native/src/lib.rs)."""
+"""Types of the compiled module (source: connector/native/src/)."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any

@@ -1,4 +1,4 @@
-//! Debezium's JSON-with-schema change records, written in compiled code.
+//! Debezium's JSON-with-schema change records (JsonConverter's bytes).
 //!
 //! The Python side (connector/events/envelope.py) decides everything per table once: the
 //! columns, their converters and NOT NULL fallbacks, the schema part of each record. Here
@@ -89,7 +89,7 @@ fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, dumps: &Bound<'_, PyAny>
 }
 
 /// A row's JSON object: for each column its name, converter (or None) and NOT NULL fallback.
-#[pyclass(frozen, module = "connector.events._native")]
+#[pyclass(frozen, module = "connector._native")]
 pub struct RowWriter {
     names: Vec<Py<PyString>>,
     heads: Vec<Vec<u8>>,
@@ -155,7 +155,7 @@ impl RowWriter {
 }
 
 /// A table's key and value records: JsonConverter's schema part around each payload.
-#[pyclass(frozen, module = "connector.events._native")]
+#[pyclass(frozen, module = "connector._native")]
 pub struct TableRecords {
     value_rows: Py<RowWriter>,
     value_prefix: Vec<u8>,
@@ -330,9 +330,3 @@ impl TableRecords {
     }
 }
 
-#[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<RowWriter>()?;
-    m.add_class::<TableRecords>()?;
-    Ok(())
-}
