@@ -43,6 +43,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
+from bench.cpu import CpuSplit
 from bench.debezium import start_replica
 from bench.debezium_connect import start_worker
 from connector.binlog import mysql_wire
@@ -267,12 +268,13 @@ def gtid_pos(svc: Services) -> str:
         conn.close()
 
 
-def produce_only(config: ConnectorConfig, topic: str) -> dict[str, Any]:
+def produce_only(config: ConnectorConfig, topic: str, broker_pid: int) -> dict[str, Any]:
     """confluent-kafka alone producing the records of `topic` again: the same keys and values
     (tombstones too), the connector's producer settings and one delivery callback, into a
     topic of its own. The first record is sent and acknowledged untimed (connection and
     metadata, as the connector has them before its stream starts); the rest is timed from
-    the first produce call to the last acknowledgement."""
+    the first produce call to the last acknowledgement, with the CPU seconds it took here
+    and in the broker."""
     items = [(m.key(), m.value()) for m in consume_all(config.bootstrap_servers, topic, 60)]
     target = f"{topic}.raw"
     create_topic(config.bootstrap_servers, target)
@@ -287,6 +289,7 @@ def produce_only(config: ConnectorConfig, topic: str) -> dict[str, Any]:
     produce(target, items[0][1], items[0][0], on_delivery=delivered)
     producer.flush(30)
     items = items[1:]
+    split = CpuSplit({"broker": broker_pid})
     began = time.monotonic()
     for key, value in items:
         while True:
@@ -298,10 +301,11 @@ def produce_only(config: ConnectorConfig, topic: str) -> dict[str, Any]:
         producer.poll(0)
     left = producer.flush(300)
     seconds = time.monotonic() - began
+    cpu = sum(split.stop().values())
     if left or failed:
         raise RuntimeError(f"bare producer: {left} records unacknowledged, errors {failed[:3]}")
     size = sum(len(k or b"") + len(v or b"") for k, v in items)
-    return {"records": len(items), "bytes": size, "seconds": seconds}
+    return {"records": len(items), "bytes": size, "seconds": seconds, "cpu": cpu}
 
 
 def debezium_peers() -> tuple[bool, bool]:

@@ -246,7 +246,8 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     # so topics and offsets) of its own.
     eos = end_to_end(svc, f"{db}_eos", start, end, **{"exactly.once.support": "required",
                                                       "database.include.list": db})
-    raw = produce_only(e2e["config"], f"{db}.{db}.t")
+    assert svc.broker.proc is not None
+    raw = produce_only(e2e["config"], f"{db}.{db}.t", svc.broker.proc.pid)
     decoded2, decode2_s = decode_only(settings, 7002, flavour, start, end)
     library, library_s = decode_only(settings, 7003, flavour, start, end, library_frames)
     # a delete's tombstone is a record too
@@ -269,8 +270,14 @@ def measure(svc: Services, name: str, writer: Any) -> tuple[list[Any], list[Any]
     split = [label, decode_cpu * per_row, *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
              sum(cpu.values()) * per_row, e2e["seconds"] * per_row]
     e2e_records = e2e["records"] / e2e["seconds"]
+    # The two limits each had both cores to themselves; the pipeline runs both on the same
+    # two: their CPU per row added bounds it before any work of gtidmark's own.
+    limits_cpu = decode_cpu * per_row + raw["cpu"] * 1e6 / raw["records"] * e2e["records"] \
+        / e2e["rows"]
+    bound = 2e6 / limits_cpu
     produced = [label, raw["records"], raw["bytes"] / 1e6, raw_rate, e2e_records,
-                e2e_records / raw_rate]
+                e2e_records / raw_rate, raw["cpu"] * 1e6 / raw["records"], limits_cpu, bound,
+                bound / min(decode_rate, produce_rate), e2e_rate / bound]
     eos_rate = eos["rows"] / eos["seconds"]
     return [label, decoded, e2e["records"], decode_rate, library / library_s, produce_rate,
             e2e_rate, e2e_rate / decode_rate, e2e_rate / produce_rate, ratio,
@@ -334,12 +341,18 @@ def report(svc: Services, results: list[Any], splits: list[Any], produced: list[
           "replica serving the binlog; all: their sum, against two cores.")
     print_table(svc.title("Produce: the connector's records again from confluent-kafka alone"),
                 ["workload", "records", "MB", "confluent-kafka records/s",
-                 "gtidmark records/s", "gtidmark / confluent-kafka"], produced)
+                 "gtidmark records/s", "gtidmark / confluent-kafka", "its CPU us/record",
+                 "limits' CPU us/row", "2-core bound rows/s", "bound / slower limit",
+                 "gtidmark / bound"], produced)
     print("confluent-kafka records/s: a bare Producer (the connector's producer settings, one "
           "delivery callback) sending the same keys and values, read back from the "
           "connector's topic, to a topic of its own, first produce call to last "
           "acknowledgement; gtidmark records/s: the end-to-end run's records (a delete's "
-          "tombstone included) over its time.", flush=True)
+          "tombstone included) over its time; its CPU: this process's threads (librdkafka's) "
+          "and the broker's; limits' CPU: decode alone plus that, per row; 2-core bound: two "
+          "cores over the limits' CPU per row, the most a pipeline doing both on these two "
+          "cores could reach with no work of its own (the replica serving the binlog left out).",
+          flush=True)
 
 
 if __name__ == "__main__":
