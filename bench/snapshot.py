@@ -40,6 +40,7 @@ from bench.common import (
     debezium_peers,
     flavours_wanted,
     print_table,
+    produce_only,
     quiet_logs,
     scaled,
     services,
@@ -133,7 +134,8 @@ def idle_snapshot(svc: Services, **settings: Any) -> dict[str, Any]:
         records = engine.sink.produced
     finally:
         runner.stop()
-    return {"rows": records, "seconds": done - began, "chunk": config.chunk_size, "cpu": cpu}
+    return {"rows": records, "seconds": done - began, "chunk": config.chunk_size, "cpu": cpu,
+            "config": config}
 
 
 def debezium_snapshot(svc: Services, chunk: int) -> dict[str, Any]:
@@ -277,8 +279,10 @@ def snapshot_under_load(svc: Services, workdir: Path) -> dict[str, Any]:
 
 
 def print_idle(svc: Services, snap: dict[str, Any], peers: list[tuple[str, dict[str, Any]]],
-               chunked: tuple[int, float, float], scan: tuple[int, float, float]) -> None:
-    """The idle snapshot's table; `peers`: (Debezium peer's label, its result)."""
+               chunked: tuple[int, float, float], scan: tuple[int, float, float],
+               raw: dict[str, Any]) -> None:
+    """The idle snapshot's table; `peers`: (Debezium peer's label, its result); `raw`:
+    confluent-kafka alone producing the snapshot's records (bench.common.produce_only)."""
     rate = snap["rows"] / snap["seconds"]
     chunked_rate = chunked[0] / chunked[1]
     ratio = rate / chunked_rate
@@ -306,12 +310,21 @@ def print_idle(svc: Services, snap: dict[str, Any], peers: list[tuple[str, dict[
               f"{'yes' if vs >= TARGET_VS_DEBEZIUM else 'NO'})", flush=True)
     per_row = 1e6 / snap["rows"]
     cpu = snap["cpu"]
+    select_cpu, produce_cpu = chunked[2] * 1e6 / chunked[0], raw["cpu"] * 1e6 / raw["records"]
+    bound = 2e6 / (select_cpu + produce_cpu)
     print_table(svc.title("CPU microseconds per row of gtidmark's snapshot, by process and "
                           "thread"),
-                ["decode: SELECT alone", *CPU_COLUMNS, "all", "wall"],
-                [[chunked[2] * 1e6 / chunked[0], *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
+                ["SELECT alone", "produce alone", *CPU_COLUMNS, "all", "wall"],
+                [[select_cpu, produce_cpu, *(cpu.get(c, 0.0) * per_row for c in CPU_COLUMNS),
                   sum(cpu.values()) * per_row, snap["seconds"] * per_row]])
-    print("SELECT alone: this process reading the keyset chunks with pymysql; chunk reader: "
+    print(f"confluent-kafka alone sending the snapshot's records: "
+          f"{raw['records'] / raw['seconds']:,.0f} records/s. The two limits on the same two "
+          f"cores (their CPU per row added): at most {bound:,.0f} rows/s, "
+          f"{bound / chunked_rate:.2f}x of the chunked SELECT; gtidmark {rate / bound:.2f}x of "
+          "that bound.")
+    print("SELECT alone: this process reading the keyset chunks with pymysql; produce alone: "
+          "a bare confluent-kafka producer sending the same records (its threads and the "
+          "broker); chunk reader: "
           "the connector's SELECT child (rows read, converted, key and after JSON written); "
           "chunk-reader-feeder: unpickling its answers; engine: windows, records, produce "
           "calls; rdkafka: librdkafka's threads; broker, replica: the Kafka broker and the "
@@ -346,7 +359,9 @@ def run(flavour: str) -> None:
             peers.append(("embedded", debezium_snapshot(svc, snap["chunk"])))
         if WITH_CONNECT:
             peers.append(("on Connect", connect_snapshot(svc, snap["chunk"])))
-        print_idle(svc, snap, peers, chunked, scan)  # before the part under load (may time out)
+        assert svc.broker.proc is not None
+        raw = produce_only(snap["config"], f"{DB}.{DB}.big", svc.broker.proc.pid)
+        print_idle(svc, snap, peers, chunked, scan, raw)  # before the part under load (may time out)
         loaded = snapshot_under_load(svc, svc.base)
         title = svc.title(f"Streaming lag while the snapshot runs under {WRITES_PER_SECOND:,} "
                           "inserts/s (primary commit -> consumable in Kafka)")
