@@ -1,8 +1,10 @@
-"""Encoding rows/s: the compiled record writer against the Python one it replaced.
+"""Encoding rows/s: the compiled record writers against the Python ones they replaced.
 
 No services: the rows of `bench/stream.py`'s table (as the binlog decodes them) are encoded
-in this process as the dispatcher does, key and JSON-with-schema value per row, by
-  python    -- the Python writer (tests/reference_encoder.py), one call per record;
+in this process as the dispatcher does, key and value per row, JSON with schemas, then
+Confluent Avro (a fixed schema id, no registry), by
+  python    -- the Python writer (tests/reference_encoder.py; for Avro tests/reference_avro.py:
+               payload dicts written by fastavro), one call per record;
   per row   -- the compiled writer, one call per record (`TableEncoder.key` / `value`);
   per event -- the compiled writer, one call per rows event (`TableEncoder.records`).
 Bulk events hold 2,000 rows (as `bench/stream.py`'s bulk inserts), small ones 2. CPU time,
@@ -22,9 +24,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from connector.events import EventEncoder, SourceInfo
+from connector.events import EventEncoder, SourceInfo, TableEncoder
 from connector.schema import Column, TableSchema
+from connector.settings.model import AVRO_CONVERTER
 from connector.settings.parse import parse_config
+from tests.reference_avro import ReferenceAvro
 from tests.reference_encoder import ReferenceEncoder
 
 ROWS = 20_000
@@ -42,13 +46,26 @@ def rows() -> list[dict[str, Any]]:
              "d": start + dt.timedelta(seconds=i), "e": "x" * 20} for i in range(1, ROWS + 1)]
 
 
+AVRO = {"key.converter": AVRO_CONVERTER, "value.converter": AVRO_CONVERTER}
+
+
 def main() -> int:
-    config = parse_config({"name": "bench", "config": {
-        "database.hostname": "h", "database.user": "u", "database.server.id": 5,
-        "topic.prefix": "bench", "bootstrap.servers": "b"}})
-    enc = EventEncoder(config).table(TABLE)
-    ref = ReferenceEncoder(config, enc)
     data = rows()
+    for name, converters in (("JSON-with-schema", {}), ("Confluent Avro", AVRO)):
+        config = parse_config({"name": "bench", "config": {
+            "database.hostname": "h", "database.user": "u", "database.server.id": 5,
+            "topic.prefix": "bench", "bootstrap.servers": "b", **converters}})
+        enc = EventEncoder(config, schema_ids=lambda subject, schema: 1).table(TABLE)
+        ref: ReferenceEncoder | ReferenceAvro = ReferenceAvro(
+            config, enc, lambda subject, schema: 1) if converters else \
+            ReferenceEncoder(config, enc)
+        compare(name, enc, ref, data)
+    return 0
+
+
+def compare(converter: str, enc: TableEncoder, ref: ReferenceEncoder | ReferenceAvro,
+            data: list[dict[str, Any]]) -> None:
+    """One table of timings: the three writers over `data`, bulk and small events."""
     source = SourceInfo(ts_us=1_700_000_000_000_000, db="bench", table="t", server_id=1,
                         gtid="0-1-42", file="binlog.000002", pos=4711, row=0, thread=9,
                         query=None)
@@ -75,7 +92,7 @@ def main() -> int:
                         out.append(record)
         return run
 
-    print(f"{ROWS:,} rows of bench/stream.py's table, key + JSON-with-schema value "
+    print(f"\n{ROWS:,} rows of bench/stream.py's table, key + {converter} value "
           f"({len(enc.value('c', None, data[0], source, ts_ms))} bytes), CPU us per row, "
           f"best of {ROUNDS}")
     print("| events | python | per row | per event | per event / python |")
@@ -96,7 +113,6 @@ def main() -> int:
         us = {label: t / ROWS * 1e6 for label, t in best.items()}
         print(f"| {name} | {us['python']:.2f} | {us['per row']:.2f} | {us['per event']:.2f} | "
               f"{us['python'] / us['per event']:.1f}x faster |")
-    return 0
 
 
 if __name__ == "__main__":

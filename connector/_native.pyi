@@ -1,7 +1,7 @@
 """Types of the compiled module (source: connector/native/src/)."""
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 class RowWriter:
     def __init__(self, columns: Sequence[tuple[str, Callable[[Any], Any] | None, Any]],
@@ -16,4 +16,21 @@ class TableRecords:
               head: str, tail: str, row: int, ts_ms: int, transaction: str | None) -> bytes: ...
     def records(self, op: str, rows: list[Any], head: str, tail: str, ts_ms: int,
                 transaction: tuple[str, int, int] | None,
+                first: int) -> list[tuple[bytes | None, bytes]]: ...
+
+AvroType: TypeAlias = tuple[Any, ...]
+"""("long",), ("union", null index, type), ("array", items), ("record", [(name, type)])."""
+
+class AvroRows:
+    def __init__(self, columns: Sequence[tuple[str, AvroType, Callable[[Any], Any] | None, Any,
+                                               Callable[[Any], bytes]]]) -> None: ...
+    def record(self, header: bytes, row: Mapping[str, Any]) -> bytes: ...
+
+class AvroRecords:
+    def __init__(self, value_rows: AvroRows, key_rows: AvroRows | None) -> None: ...
+    def value(self, header: bytes, op: str, before: Mapping[str, Any] | None,
+              after: Mapping[str, Any] | None, head: bytes, tail: bytes, row: int, ts_ms: int,
+              transaction: tuple[str, int, int] | None) -> bytes: ...
+    def records(self, headers: tuple[bytes | None, bytes], op: str, rows: list[Any],
+                head: bytes, tail: bytes, ts_ms: int, transaction: tuple[str, int, int] | None,
                 first: int) -> list[tuple[bytes | None, bytes]]: ...

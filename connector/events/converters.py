@@ -2,7 +2,9 @@
 
 A `Codec` is built once per (topic, Connect schema) and then only serializes payloads: the JSON
 codec's schema part is serialized once; change records are written around it by compiled code
-(connector/native) and the other records by splicing each payload in.
+(connector/native) and the other records by splicing each payload in. Avro change records are
+compiled code's too (avro_writer.py, from the codec's schema and framing); fastavro writes the
+other Avro records and reads them all back.
 """
 
 from __future__ import annotations
@@ -90,12 +92,13 @@ class JsonCodec:
 class AvroCodec:
     """Confluent wire format: magic byte 0, 4-byte big-endian schema id, Avro binary body."""
 
-    __slots__ = ("_header", "_lookup", "_parsed", "_schema_json", "_subject")
+    __slots__ = ("_avro", "_header", "_lookup", "_parsed", "_schema_json", "_subject")
 
     def __init__(self, schema: dict[str, Any], subject: str, lookup: SchemaIdLookup) -> None:
         import fastavro
 
         avro = avro_schema(schema)
+        self._avro = avro
         self._schema_json = json.dumps(avro, separators=(",", ":"))
         self._parsed = fastavro.parse_schema(avro)
         self._subject = subject
@@ -106,16 +109,26 @@ class AvroCodec:
     def avro_schema_json(self) -> str:
         return self._schema_json
 
+    @property
+    def avro(self) -> Any:
+        """The Avro schema registered (JSON-ready; the compiled writer is built from it)."""
+        return self._avro
+
+    @property
+    def header(self) -> bytes:
+        """Magic byte and schema id: the schema is registered at the first record written."""
+        if self._header is None:
+            schema_id = self._lookup(self._subject, self._schema_json)
+            self._header = MAGIC_BYTE + schema_id.to_bytes(4, "big")
+        return self._header
+
     def encode(self, payload: dict[str, Any] | None) -> bytes | None:
         import fastavro
 
         if payload is None:
             return None
-        if self._header is None:
-            schema_id = self._lookup(self._subject, self._schema_json)
-            self._header = MAGIC_BYTE + schema_id.to_bytes(4, "big")
         out = io.BytesIO()
-        out.write(self._header)
+        out.write(self.header)
         fastavro.schemaless_writer(out, self._parsed, payload)
         return out.getvalue()
 

@@ -1,7 +1,8 @@
 """Debezium records: change envelopes per table, heartbeats, schema changes, transactions.
 
-Schemas and codecs are built once per `TableSchema` (cached); per row only the payload dict is
-built and serialized. Shapes follow Debezium 3.x MySQL output (Envelope schema version 2).
+Schemas, codecs and the compiled record writers are built once per `TableSchema` (cached); the
+change records are written a rows event at a time (JSON: native json.rs, Avro: avro.rs through
+avro_writer.py). Shapes follow Debezium 3.x MySQL output (Envelope schema version 2).
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.compiled import RowWriter, TableRecords
+from connector.events.avro_writer import AvroTable, BatchTransaction
 from connector.events.column_mappers import ColumnMappers
 from connector.events.column_selection import ColumnSelection
-from connector.events.converters import Codec, CodecFactory, JsonCodec, SchemaIdLookup, dumps
+from connector.events.converters import (
+    AvroCodec,
+    Codec,
+    CodecFactory,
+    JsonCodec,
+    SchemaIdLookup,
+    dumps,
+)
 from connector.events.header_text import struct_text
 from connector.events.history import CHANGE_SCHEMA
 from connector.events.source_block import (
@@ -25,8 +34,13 @@ from connector.events.source_block import (
     source_schema,
 )
 from connector.events.source_block import schema_field as _f
-from connector.events.types import FieldMapping, RowConverter, connect_field, field_mapping
-from connector.events.values import Converter
+from connector.events.types import (
+    FieldMapping,
+    RowConverter,
+    WriterColumn,
+    connect_field,
+    field_mapping,
+)
 from connector.schema import Column, TableSchema
 from connector.settings.model import ConnectorConfig
 
@@ -72,10 +86,6 @@ def _supported(schema: TableSchema, columns: list[Column], dec: str, tpm: str) -
     return kept
 
 
-WriterColumn = tuple[str, str, Converter | None, Any]
-"""A column as the JSON writer sees it: name, Connect type, converter, NOT NULL fallback."""
-
-
 def _writer_columns(columns: list[Column], mappings: list[FieldMapping]) -> list[WriterColumn]:
     return [(c.name, str(m.schema.get("type")), m.convert, m.fallback)
             for c, m in zip(columns, mappings, strict=True)]
@@ -90,10 +100,6 @@ def _row_writer(columns: list[WriterColumn]) -> RowWriter:
 # Records written per call: a 2,000-row event's 3 KB records all alive at once cost more in
 # page faults than the calls saved (bench/encode.py); 64 stay within malloc's reused memory.
 RECORDS_AT_ONCE = 64
-
-BatchTransaction = tuple[str, int, int]
-"""A batch's transaction block: its id and the total and per-table counts before the batch."""
-
 
 class TableEncoder:
     """Key and value serialization for one table at one schema version."""
@@ -162,6 +168,11 @@ class TableEncoder:
             key_json.prefix if isinstance(key_json, JsonCodec) else b"",
             (isinstance(key_json, JsonCodec) and key_json.schemas,
              isinstance(value_json, JsonCodec) and value_json.schemas))
+        # Avro: the records are written by compiled code too (avro_writer.py).
+        avro = (key_json if isinstance(key_json, AvroCodec) else None,
+                value_json if isinstance(value_json, AvroCodec) else None)
+        self._avro = AvroTable(avro, self.writer_columns, source) \
+            if avro != (None, None) else None
 
     def decode_value(self, raw: bytes) -> dict[str, Any]:
         """The payload of a value this encoder wrote (a transform reads it back)."""
@@ -174,8 +185,8 @@ class TableEncoder:
     def key(self, row: dict[str, Any]) -> bytes | None:
         if self._key_json:
             return self._records.key(row)  # None without key columns, as Debezium's
-        assert self._key is not None and self._key_codec is not None
-        return self._key_codec.encode(self._key(row))
+        assert self._avro is not None
+        return self._avro.key(row)
 
     def key_header(self, row: dict[str, Any]) -> bytes | None:
         """The key as Debezium's `__debezium.newkey`/`oldkey` header holds it: written by
@@ -211,17 +222,8 @@ class TableEncoder:
             head, tail = self._source.json_parts(source)
             return self._records.value(op, before, after, head, tail, source.row, ts_ms,
                                        None if transaction is None else dumps(transaction))
-        payload = {
-            "before": None if before is None else self._row(before),
-            "after": None if after is None else self._row(after),
-            "source": self._source(source),
-            "transaction": transaction,
-            "op": op,
-            "ts_ms": ts_ms, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000,
-        }
-        out = self._value_codec.encode(payload)
-        assert out is not None
-        return out
+        assert self._avro is not None
+        return self._avro.value(op, before, after, source, ts_ms, transaction)
 
     def records(self, op: str, rows: list[Any], source: SourceInfo, ts_ms: int,
                 transaction: BatchTransaction | None) -> Iterator[tuple[bytes | None, bytes]]:
@@ -233,6 +235,12 @@ class TableEncoder:
             for lo in range(0, len(rows), RECORDS_AT_ONCE):
                 yield from write(op, rows[lo:lo + RECORDS_AT_ONCE], head, tail, ts_ms,
                                  transaction, lo)
+            return
+        if self._avro is not None and not self._value_json and \
+                (self._key is None or not self._key_json):
+            for lo in range(0, len(rows), RECORDS_AT_ONCE):
+                yield from self._avro.records(op, rows[lo:lo + RECORDS_AT_ONCE], source, ts_ms,
+                                              transaction, lo)
             return
         for index, row in enumerate(rows):
             source.row = index

@@ -34,6 +34,12 @@ class SourceInfo:
     snapshot: str = "false"  # "false" | "incremental" | "true" | "last"
 
 
+def event_key(s: SourceInfo) -> tuple[Any, ...]:
+    """What the block holds but `row`: equal keys, equal blocks around `row`."""
+    return (s.ts_us, s.snapshot, s.db, s.table, s.server_id, s.gtid, s.file, s.pos, s.thread,
+            s.query)
+
+
 def schema_field(type_: str, field: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
     return {"type": type_, "optional": optional, **extra, "field": field}
 
@@ -86,8 +92,7 @@ class SourceStruct:
         rest is written once per event, not once per row: directly, as `dumps(self(s))`
         would write it (json's encoder took a fifth of the engine on 1-3-row transactions).
         """
-        key = (s.ts_us, s.snapshot, s.db, s.table, s.server_id, s.gtid, s.file, s.pos,
-               s.thread, s.query)
+        key = event_key(s)
         if key != self._json_key:
             self._json_parts = self._text(s)
             self._json_key = key

@@ -36,6 +36,10 @@ class FieldMapping:
     fallback: Any
 
 
+WriterColumn = tuple[str, str, Converter | None, Any]
+"""A column as the record writers see it: name, Connect type, converter, NOT NULL fallback."""
+
+
 def restore_empty_sets(row: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:
     """mysql-replication decodes an empty SET as None; put back '' (call with a row's
     `none_sources` before converting, so '' and NULL stay distinct as in a SELECT)."""
