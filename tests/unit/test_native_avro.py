@@ -15,7 +15,7 @@ import functools
 import io
 import math
 import struct
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 from unittest import mock
 
@@ -84,6 +84,9 @@ def encoders(flavour: str, decimal: str, time: str, key_ignore: bool, value_igno
                        converters)
 
 
+EXACT = Context(prec=100)  # the default context's 28 digits would round a DECIMAL(65,30)
+
+
 def same(read: Any, written: Any) -> bool:
     """A value fastavro read back is the payload's: a float field holds the 32-bit value, a
     Decimal field the decimal of the unscaled bytes written."""
@@ -97,7 +100,7 @@ def same(read: Any, written: Any) -> bool:
         return read in (written, narrow) or (math.isnan(read) and math.isnan(written))
     if isinstance(read, Decimal) and isinstance(written, bytes):
         return read == Decimal(int.from_bytes(written, "big", signed=True)).scaleb(
-            read.as_tuple().exponent)  # type: ignore[arg-type]
+            read.as_tuple().exponent, EXACT)  # type: ignore[arg-type]
     return bool(type(read) is type(written) and read == written)
 
 
