@@ -25,7 +25,13 @@ from connector.events.source_block import (
     source_schema,
 )
 from connector.events.source_block import schema_field as _f
-from connector.events.types import FieldMapping, RowConverter, connect_field, field_mapping
+from connector.events.types import (
+    Compiled,
+    FieldMapping,
+    RowConverter,
+    connect_field,
+    field_mapping,
+)
 from connector.events.values import Converter
 from connector.schema import Column, TableSchema
 from connector.settings.model import ConnectorConfig
@@ -72,19 +78,20 @@ def _supported(schema: TableSchema, columns: list[Column], dec: str, tpm: str) -
     return kept
 
 
-WriterColumn = tuple[str, str, Converter | None, Any]
-"""A column as the JSON writer sees it: name, Connect type, converter, NOT NULL fallback."""
+WriterColumn = tuple[str, str, Converter | None, Any, Compiled | None]
+"""A column as the JSON writer sees it: name, Connect type, converter, NOT NULL fallback and
+the converter in compiled code (None: the writer calls the converter)."""
 
 
 def _writer_columns(columns: list[Column], mappings: list[FieldMapping]) -> list[WriterColumn]:
-    return [(c.name, str(m.schema.get("type")), m.convert, m.fallback)
+    return [(c.name, str(m.schema.get("type")), m.convert, m.fallback, m.compiled)
             for c, m in zip(columns, mappings, strict=True)]
 
 
 def _row_writer(columns: list[WriterColumn]) -> RowWriter:
     """The compiled JSON writer of these columns' converted values (one object per row)."""
-    return RowWriter([(name, convert, fallback) for name, _, convert, fallback in columns],
-                     dumps)
+    return RowWriter([(name, convert, fallback, compiled)
+                      for name, _, convert, fallback, compiled in columns], dumps)
 
 
 # Records written per call: a 2,000-row event's 3 KB records all alive at once cost more in

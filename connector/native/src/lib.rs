@@ -3,10 +3,14 @@
 //! The Python side decides everything per table once; these modules only run per row.
 //! - `json`: Debezium's JSON-with-schema change records, byte for byte as Kafka Connect's
 //!   JsonConverter (the Python reference: tests/reference_encoder.py).
+//! - `convert`: the value conversions of the common column types (connector/events/values.py's
+//!   converters, compiled), used by `json` per column; `numbers`: their number texts.
 
 use pyo3::prelude::*;
 
+mod convert;
 mod json;
+mod numbers;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
