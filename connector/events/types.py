@@ -153,7 +153,7 @@ def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> Fie
     if t == "float" and column.scale is not None:  # FLOAT(M,D): the 32-bit value, widened
         return make(_schema("double", opt), values.float32_widened, 0.0)
     if t == "float":
-        return make(_schema("float", opt), values.float32, 0.0)
+        return make(_schema("float", opt), values.float32, 0.0, "float32")
     if t == "double":
         return make(_schema("double", opt), float, 0.0, "double")
     if t == "bit":

@@ -9,6 +9,7 @@ types no conversion expects (those go to the Python converter, and fail as it do
 from __future__ import annotations
 
 import datetime as dt
+import struct
 from decimal import Decimal
 from typing import Any
 
@@ -114,6 +115,17 @@ def test_double_is_pythons_repr(nullable: bool, value: Any) -> None:
     check(Column("v", "double", nullable=nullable), value, "double")
 
 
+FLOAT_BITS = st.integers(0, 2**32 - 1).map(lambda bits: struct.unpack("<f", struct.pack(
+    "<I", bits))[0])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.booleans(), FLOAT_BITS | st.floats(width=32) | st.floats() | st.sampled_from(
+    [3.0e10, 5.6e11, 123456.7, 1e-45, 3.4028235e38, 3.5e38, 1e-3, 1e7, 9999999.0]) | OTHER)
+def test_float_is_javas_float_to_string(nullable: bool, value: Any) -> None:
+    check(Column("v", "float", nullable=nullable), value, "float32")
+
+
 @SETTINGS
 @given(st.booleans(), st.sampled_from(["adaptive_time_microseconds", "connect"]),
        DATES | OTHER)
@@ -190,6 +202,8 @@ TYPICAL: list[tuple[Column, str, str, list[Any]]] = [  # binlog's and SELECT's v
     (Column("v", "decimal", precision=12, scale=2), "double", "adaptive_time_microseconds",
      [Decimal("0.10"), Decimal("-0"), Decimal("1E+20")]),
     (Column("v", "double"), "precise", "adaptive_time_microseconds", [0.1, -0.0, 1e16]),
+    (Column("v", "float"), "precise", "adaptive_time_microseconds",
+     [3.0000000054977558e10, 123456.703125, 1.401298464324817e-45, float("nan")]),
     (Column("v", "date"), "precise", "adaptive_time_microseconds",
      [dt.date(1, 1, 1), dt.date(9999, 12, 31), "0000-00-00"]),
     (Column("v", "time", scale=6), "precise", "adaptive_time_microseconds",

@@ -11,6 +11,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType};
 
+use crate::java_float::float_to_string;
 use crate::json::{write_base64, write_int, write_str};
 use crate::numbers::{parse_decimal, twos_complement, write_fixed, write_float};
 
@@ -24,6 +25,7 @@ pub enum Conversion {
     DecimalString(i64),
     DecimalDouble,
     Double,
+    Float32,
     DateDays,
     TimeMicros,
     TimeMillis,
@@ -55,6 +57,7 @@ impl Conversion {
             "decimal_string" => Self::DecimalString(number),
             "decimal_double" => Self::DecimalDouble,
             "double" => Self::Double,
+            "float32" => Self::Float32,
             "date_days" => Self::DateDays,
             "time_micros" => Self::TimeMicros,
             "time_millis" => Self::TimeMillis,
@@ -179,6 +182,13 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
         Conversion::Double => {
             let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
             write_float(buf, f.value());
+            Written
+        }
+        Conversion::Float32 => {
+            let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
+            let Some(text) = float_to_string(f.value()) else { return Ok(Python) };
+            let Ok(x) = text.parse::<f64>() else { return Ok(Python) };
+            write_float(buf, x); // the double of Java's text, as float(text) reads it
             Written
         }
         Conversion::DateDays => {

@@ -4,11 +4,13 @@
 //! - `json`: Debezium's JSON-with-schema change records, byte for byte as Kafka Connect's
 //!   JsonConverter (the Python reference: tests/reference_encoder.py).
 //! - `convert`: the value conversions of the common column types (connector/events/values.py's
-//!   converters, compiled), used by `json` per column; `numbers`: their number texts.
+//!   converters, compiled), used by `json` per column; `numbers`: their number texts;
+//!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported).
 
 use pyo3::prelude::*;
 
 mod convert;
+mod java_float;
 mod json;
 mod numbers;
 
