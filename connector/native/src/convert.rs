@@ -7,9 +7,11 @@
 //! Python converter runs instead, so an unexpected value is converted (or fails) as there.
 
 use pyo3::exceptions::PyValueError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType};
+use pyo3::types::{
+    PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyFloat, PyFrozenSet, PyInt,
+    PySet, PyString, PyTimeAccess, PyType, PyTzInfoAccess,
+};
 
 use crate::java_float::float_to_string;
 use crate::json::{write_base64, write_int, write_str};
@@ -105,7 +107,6 @@ fn is(v: &Bound<'_, PyAny>, t: &Py<PyType>) -> bool {
 pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
              buf: &mut Vec<u8>) -> PyResult<Outcome> {
     use Outcome::*;
-    let py = v.py();
     Ok(match conv {
         Conversion::BigintUnsigned => {
             if !v.is_exact_instance_of::<PyInt>() {
@@ -204,10 +205,9 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             if !is(v, &types.timedelta) {
                 return Ok(text_is_null(v));
             }
-            let days: i64 = v.getattr(intern!(py, "days"))?.extract()?;
-            let seconds: i64 = v.getattr(intern!(py, "seconds"))?.extract()?;
-            let micros: i64 = v.getattr(intern!(py, "microseconds"))?.extract()?;
-            let total = (days as i128 * 86_400 + seconds as i128) * 1_000_000 + micros as i128;
+            let d = v.downcast::<PyDelta>()?;
+            let total = (d.get_days() as i128 * 86_400 + d.get_seconds() as i128) * 1_000_000
+                + d.get_microseconds() as i128;
             write_int(buf, if matches!(conv, Conversion::TimeMillis) {
                 total.div_euclid(1000) } else { total });
             Written
@@ -228,10 +228,10 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             if !is(v, &types.datetime) {
                 return Ok(text_is_null(v));
             }
-            if !v.getattr(intern!(py, "tzinfo"))?.is_none() {
-                return Ok(Python); // an aware value: astimezone's arithmetic stays there
-            }
             let t = DateTime::read(v)?;
+            if t.aware {
+                return Ok(Python); // astimezone's arithmetic stays there
+            }
             if (t.year, t.month, t.day, t.hour, t.minute, t.second, t.micro)
                 == (1970, 1, 1, 0, 0, 0, 0) {
                 return Ok(Null); // zero TIMESTAMP (the binlog's epoch 0)
@@ -322,13 +322,14 @@ fn text_is_null(v: &Bound<'_, PyAny>) -> Outcome {
     if v.downcast_exact::<PyString>().is_ok() { Outcome::Null } else { Outcome::Python }
 }
 
+/// A date's (or a datetime's) year, month and day.
 fn ymd(v: &Bound<'_, PyAny>) -> PyResult<(i64, i64, i64)> {
-    let py = v.py();
-    Ok((v.getattr(intern!(py, "year"))?.extract()?, v.getattr(intern!(py, "month"))?.extract()?,
-        v.getattr(intern!(py, "day"))?.extract()?))
+    let d = v.downcast::<PyDate>()?;
+    Ok((d.get_year() as i64, d.get_month() as i64, d.get_day() as i64))
 }
 
-/// A datetime's fields (abi3: read as attributes; its C accessors are not in the limited API).
+/// A datetime's fields, read by the datetime C API's accessors (not in the limited API:
+/// the module is built for one CPython, see Cargo.toml).
 struct DateTime {
     year: i64,
     month: i64,
@@ -337,16 +338,16 @@ struct DateTime {
     minute: i64,
     second: i64,
     micro: i64,
+    aware: bool,
 }
 
 impl DateTime {
     fn read(v: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let py = v.py();
-        let (year, month, day) = ymd(v)?;
-        let get = |name: &Bound<'_, PyString>| -> PyResult<i64> { v.getattr(name)?.extract() };
-        Ok(DateTime { year, month, day, hour: get(intern!(py, "hour"))?,
-                      minute: get(intern!(py, "minute"))?, second: get(intern!(py, "second"))?,
-                      micro: get(intern!(py, "microsecond"))? })
+        let d = v.downcast::<PyDateTime>()?;
+        Ok(DateTime { year: d.get_year() as i64, month: d.get_month() as i64,
+                      day: d.get_day() as i64, hour: d.get_hour() as i64,
+                      minute: d.get_minute() as i64, second: d.get_second() as i64,
+                      micro: d.get_microsecond() as i64, aware: d.get_tzinfo().is_some() })
     }
 }
 
