@@ -151,7 +151,7 @@ def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> Fie
         return make(_schema("bytes", opt, "org.apache.kafka.connect.data.Decimal", 1, params),
                     values.decimal_precise(scale), b"\x00", "decimal_precise", scale)
     if t == "float" and column.scale is not None:  # FLOAT(M,D): the 32-bit value, widened
-        return make(_schema("double", opt), values.float32_widened, 0.0)
+        return make(_schema("double", opt), values.float32_widened, 0.0, "float32_widened")
     if t == "float":
         return make(_schema("float", opt), values.float32, 0.0, "float32")
     if t == "double":
@@ -160,8 +160,9 @@ def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> Fie
         length = column.length or 1
         if length == 1:
             return make(_schema("boolean", opt), values.bit_bool, False, "bit_bool")
+        size = length // 8 + (1 if length % 8 else 0)
         return make(_schema("bytes", opt, "io.debezium.data.Bits", 1, {"length": str(length)}),
-                    values.bits(length), b"")
+                    values.bits(length), b"", "bits", size)
     if t in STRING_TYPES:
         return make(_schema("string", opt), values.string, "", "string")
     if t in BINARY_TYPES:

@@ -78,6 +78,15 @@ def test_bit_one_from_binlog_text_and_select_bytes(nullable: bool, value: Any) -
 
 
 @SETTINGS
+@given(st.booleans(), st.sampled_from([2, 8, 12, 64]),
+       st.text("01", max_size=66) | st.binary(max_size=9) | st.integers(0, 2**66)
+       | st.sampled_from(["", " 1", "0b1", "2"]) | OTHER)
+def test_bits_little_endian_from_binlog_text_and_select_bytes(nullable: bool, length: int,
+                                                              value: Any) -> None:
+    check(Column("v", "bit", nullable=nullable, length=length), value, "bits")
+
+
+@SETTINGS
 @given(st.booleans(), st.integers(1901, 2155) | st.just(1900) | st.just(0) | OTHER)
 def test_year_zero_from_the_library_1900(nullable: bool, value: Any) -> None:
     check(Column("v", "year", nullable=nullable), value, "year")
@@ -124,6 +133,14 @@ FLOAT_BITS = st.integers(0, 2**32 - 1).map(lambda bits: struct.unpack("<f", stru
     [3.0e10, 5.6e11, 123456.7, 1e-45, 3.4028235e38, 3.5e38, 1e-3, 1e7, 9999999.0]) | OTHER)
 def test_float_is_javas_float_to_string(nullable: bool, value: Any) -> None:
     check(Column("v", "float", nullable=nullable), value, "float32")
+
+
+@SETTINGS
+@given(st.booleans(), FLOAT_BITS | st.floats() | st.sampled_from([3.5e38, 3.4028235e38, 0.1])
+       | OTHER)
+def test_float_m_d_is_the_32_bit_value_widened(nullable: bool, value: Any) -> None:
+    check(Column("v", "float", nullable=nullable, precision=7, scale=2), value,
+          "float32_widened")
 
 
 @SETTINGS
@@ -194,6 +211,8 @@ TYPICAL: list[tuple[Column, str, str, list[Any]]] = [  # binlog's and SELECT's v
     (Column("v", "boolean"), "precise", "adaptive_time_microseconds", [0, 1, -128]),
     (Column("v", "bit", length=1), "precise", "adaptive_time_microseconds",
      ["0", "1", "", b"\x01", b"\x00"]),
+    (Column("v", "bit", length=12), "precise", "adaptive_time_microseconds",
+     ["000000000001", "100000000000", b"\x0f\xff", b"", 5]),
     (Column("v", "year"), "precise", "adaptive_time_microseconds", [1900, 2024]),
     (Column("v", "decimal", precision=12, scale=2), "precise", "adaptive_time_microseconds",
      [Decimal("-0.00"), Decimal("12.345"), Decimal("1E+5"), Decimal("-128.00")]),
@@ -204,6 +223,8 @@ TYPICAL: list[tuple[Column, str, str, list[Any]]] = [  # binlog's and SELECT's v
     (Column("v", "double"), "precise", "adaptive_time_microseconds", [0.1, -0.0, 1e16]),
     (Column("v", "float"), "precise", "adaptive_time_microseconds",
      [3.0000000054977558e10, 123456.703125, 1.401298464324817e-45, float("nan")]),
+    (Column("v", "float", precision=7, scale=2), "precise", "adaptive_time_microseconds",
+     [0.1, 123456.7, -0.0]),
     (Column("v", "date"), "precise", "adaptive_time_microseconds",
      [dt.date(1, 1, 1), dt.date(9999, 12, 31), "0000-00-00"]),
     (Column("v", "time", scale=6), "precise", "adaptive_time_microseconds",

@@ -22,12 +22,14 @@ pub enum Conversion {
     BigintUnsigned,
     Bool,
     BitBool,
+    Bits(usize),
     Year,
     DecimalPrecise(i64),
     DecimalString(i64),
     DecimalDouble,
     Double,
     Float32,
+    Float32Widened,
     DateDays,
     TimeMicros,
     TimeMillis,
@@ -54,12 +56,14 @@ impl Conversion {
             "bigint_unsigned" => Self::BigintUnsigned,
             "bool" => Self::Bool,
             "bit_bool" => Self::BitBool,
+            "bits" => Self::Bits(usize::try_from(number).unwrap_or(0)),
             "year" => Self::Year,
             "decimal_precise" => Self::DecimalPrecise(number),
             "decimal_string" => Self::DecimalString(number),
             "decimal_double" => Self::DecimalDouble,
             "double" => Self::Double,
             "float32" => Self::Float32,
+            "float32_widened" => Self::Float32Widened,
             "date_days" => Self::DateDays,
             "time_micros" => Self::TimeMicros,
             "time_millis" => Self::TimeMillis,
@@ -145,6 +149,35 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             write_bool(buf, set);
             Written
         }
+        Conversion::Bits(size) => {
+            let big_endian: Vec<u8> = if let Ok(s) = v.downcast_exact::<PyString>() {
+                let s = s.to_str()?;
+                if !s.bytes().all(|b| b == b'0' || b == b'1') {
+                    return Ok(Python);
+                }
+                let mut out = vec![0u8; s.len().div_ceil(8)];
+                for (i, b) in s.bytes().rev().enumerate() {
+                    let n = out.len();
+                    out[n - 1 - i / 8] |= (b - b'0') << (i % 8);
+                }
+                out
+            } else if let Ok(b) = v.downcast_exact::<PyBytes>() {
+                b.as_bytes().to_vec()
+            } else if v.is_exact_instance_of::<PyInt>() {
+                let Ok(n) = v.extract::<u64>() else { return Ok(Python) };
+                n.to_be_bytes().to_vec()
+            } else {
+                return Ok(Python);
+            };
+            let lead = big_endian.iter().position(|&b| b != 0).unwrap_or(big_endian.len());
+            let mut little: Vec<u8> = big_endian[lead..].iter().rev().copied().collect();
+            if little.len() > *size {
+                return Ok(Python); // to_bytes' OverflowError is Python's
+            }
+            little.resize(*size, 0);
+            write_base64(buf, &little);
+            Written
+        }
         Conversion::Year => {
             if !v.is_exact_instance_of::<PyInt>() {
                 return Ok(Python);
@@ -190,6 +223,15 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             let Some(text) = float_to_string(f.value()) else { return Ok(Python) };
             let Ok(x) = text.parse::<f64>() else { return Ok(Python) };
             write_float(buf, x); // the double of Java's text, as float(text) reads it
+            Written
+        }
+        Conversion::Float32Widened => {
+            let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
+            let single = f.value() as f32;
+            if single.is_infinite() && !f.value().is_infinite() {
+                return Ok(Python); // no float holds it: struct.pack's error is Python's
+            }
+            write_float(buf, single as f64);
             Written
         }
         Conversion::DateDays => {
