@@ -8,11 +8,9 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{
-    PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyFloat, PyFrozenSet, PyInt,
-    PySet, PyString, PyTimeAccess, PyType, PyTzInfoAccess,
-};
+use pyo3::types::{PyBytes, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType};
 
+use crate::dates::{days_from_civil, delta_micros, ymd, DateTime};
 use crate::java_float::float_to_string;
 use crate::json::{write_base64, write_int, write_str};
 use crate::numbers::{parse_decimal, twos_complement, write_fixed, write_float};
@@ -247,9 +245,7 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             if !is(v, &types.timedelta) {
                 return Ok(text_is_null(v));
             }
-            let d = v.downcast::<PyDelta>()?;
-            let total = (d.get_days() as i128 * 86_400 + d.get_seconds() as i128) * 1_000_000
-                + d.get_microseconds() as i128;
+            let total = delta_micros(v)?;
             write_int(buf, if matches!(conv, Conversion::TimeMillis) {
                 total.div_euclid(1000) } else { total });
             Written
@@ -362,44 +358,4 @@ fn write_bool(buf: &mut Vec<u8>, b: bool) {
 /// The temporal converters give None for text (a SELECT's zero date '0000-00-00').
 fn text_is_null(v: &Bound<'_, PyAny>) -> Outcome {
     if v.downcast_exact::<PyString>().is_ok() { Outcome::Null } else { Outcome::Python }
-}
-
-/// A date's (or a datetime's) year, month and day.
-fn ymd(v: &Bound<'_, PyAny>) -> PyResult<(i64, i64, i64)> {
-    let d = v.downcast::<PyDate>()?;
-    Ok((d.get_year() as i64, d.get_month() as i64, d.get_day() as i64))
-}
-
-/// A datetime's fields, read by the datetime C API's accessors (not in the limited API:
-/// the module is built for one CPython, see Cargo.toml).
-struct DateTime {
-    year: i64,
-    month: i64,
-    day: i64,
-    hour: i64,
-    minute: i64,
-    second: i64,
-    micro: i64,
-    aware: bool,
-}
-
-impl DateTime {
-    fn read(v: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let d = v.downcast::<PyDateTime>()?;
-        Ok(DateTime { year: d.get_year() as i64, month: d.get_month() as i64,
-                      day: d.get_day() as i64, hour: d.get_hour() as i64,
-                      minute: d.get_minute() as i64, second: d.get_second() as i64,
-                      micro: d.get_microsecond() as i64, aware: d.get_tzinfo().is_some() })
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }

@@ -5,11 +5,13 @@
 //!   JsonConverter (the Python reference: tests/reference_encoder.py).
 //! - `convert`: the value conversions of the common column types (connector/events/values.py's
 //!   converters, compiled), used by `json` per column; `numbers`: their number texts;
-//!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported).
+//!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported); `dates`:
+//!   datetime fields.
 
 use pyo3::prelude::*;
 
 mod convert;
+mod dates;
 mod java_float;
 mod json;
 mod numbers;
