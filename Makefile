@@ -7,19 +7,23 @@ STAMP := .venv/.installed
 
 setup: apt mysql-root $(STAMP) native jars kafka-jars connect-jars
 
-# The compiled module (Rust, PyO3): connector/native -> connector/_native
-# (an abi3 module for CPython >= 3.11). Crates come from crates.io into cargo's own cache.
+# The compiled module (Rust, PyO3): connector/native -> connector/_native, built for the
+# venv's CPython (its datetime C API is not in the limited API: no abi3 module). Crates
+# come from crates.io into cargo's own cache.
 NATIVE_SRC := connector/native
-NATIVE := connector/_native.abi3.so
+NATIVE_PY := $(shell [ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3)
+NATIVE := connector/_native$(shell $(NATIVE_PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 native: $(NATIVE)
 
 $(NATIVE): $(NATIVE_SRC)/Cargo.toml $(NATIVE_SRC)/Cargo.lock $(wildcard $(NATIVE_SRC)/src/*.rs)
 	@command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup.rs), then run make setup again" >&2; exit 1; }
-	@PYO3_PYTHON=$$([ -x $(PY) ] && echo $(CURDIR)/$(PY) || command -v python3) cargo build --release --locked --quiet \
+	@PYO3_PYTHON=$(NATIVE_PY) cargo build --release --locked --quiet \
 	  --manifest-path $(NATIVE_SRC)/Cargo.toml \
 	  || { echo "setup: building $(NATIVE) failed (cargo's errors above)" >&2; exit 1; }
 	@# a new file, renamed into place: a running gtidmark keeps the module it mapped
 	@cp $(NATIVE_SRC)/target/release/lib_native.so $(NATIVE).new && mv -f $(NATIVE).new $(NATIVE)
+	@# the abi3 module of earlier checkouts would be imported by another CPython
+	@rm -f connector/_native.abi3.so
 
 # prometheus: only its binary, for the dashboard test (tests start their own on a free port);
 # without recommends (node-exporter). On a systemd host its package also starts a service

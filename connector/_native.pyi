@@ -4,7 +4,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 class RowWriter:
-    def __init__(self, columns: Sequence[tuple[str, Callable[[Any], Any] | None, Any]],
+    def __init__(self, columns: Sequence[tuple[str, Callable[[Any], Any] | None, Any,
+                                               tuple[str, int, tuple[str, ...]] | None]],
                  dumps: Callable[[Any], str]) -> None: ...
     def row(self, row: Mapping[str, Any]) -> bytes: ...
 

@@ -21,8 +21,8 @@ def payload_row(columns: Iterable[WriterColumn]) -> RowConverter:
     """Row dict -> its converted columns, by the `RowConverter` the encoder used (only the
     names, converters and fallbacks matter to it)."""
     plan = list(columns)
-    return RowConverter([Column(name, connect_type) for name, connect_type, _, _ in plan],
-                        [FieldMapping({}, convert, fallback) for _, _, convert, fallback in plan])
+    return RowConverter([Column(name, connect_type) for name, connect_type, *_ in plan],
+                        [FieldMapping({}, convert, fallback) for _, _, convert, fallback, _ in plan])
 
 
 class ReferenceAvro:

@@ -1,7 +1,8 @@
 """The Python JSON record writer the compiled one (connector/native) replaced.
 
 Kept as the oracle of the differential test: the same columns (a `TableEncoder`'s
-`writer_columns`), the same schema part and source block, written by generated Python.
+`writer_columns`, converted by their Python converters, never the compiled conversions), the
+same schema part and source block, written by generated Python.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def json_row_writer(columns: Iterable[WriterColumn]) -> Callable[[Mapping[str, A
     env: dict[str, Any] = {"D": dumps, "E": encode_basestring, "B": binascii.b2a_base64}
     lines = ["def write(row):", "    g = row.get"]
     parts = []
-    for i, (name, connect_type, convert, fallback) in enumerate(columns):
+    for i, (name, connect_type, convert, fallback, _compiled) in enumerate(columns):
         env[f"f{i}"] = fallback
         key = repr(name)
         if convert is None:

@@ -89,7 +89,7 @@ def row_writer(record: Mapping[str, Any], columns: list[WriterColumn]) -> AvroRo
     defined: dict[str, Any] = {}
     return AvroRows([(name, describe(f["type"], named), convert, fallback,
                       fastavro_writer(expand(f["type"], defined)))
-                     for f, (name, _, convert, fallback) in zip(fields, columns, strict=True)])
+                     for f, (name, _, convert, fallback, _) in zip(fields, columns, strict=True)])
 
 
 def _check_envelope(avro: Mapping[str, Any]) -> None:

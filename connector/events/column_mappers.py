@@ -156,7 +156,7 @@ def _then(first: Callable[[Any], Any] | None, then: Callable[[Any], Any]) -> Cal
 def _with_parameters(mapping: FieldMapping, extra: dict[str, str],
                      convert: Callable[[Any], Any] | None, fallback: Any) -> FieldMapping:
     schema = {**mapping.schema, "parameters": {**mapping.schema.get("parameters", {}), **extra}}
-    return FieldMapping(schema, convert, fallback)
+    return mapping.with_convert(schema, convert, fallback)
 
 
 Rule = tuple[list[re.Pattern[str]], bool, Callable[[Column, SourceColumn, FieldMapping],

@@ -196,7 +196,7 @@ class CodecFactory:
         default when it has one and the converter replaces nulls (see null_writes_default)."""
         if "default" not in mapping.schema or not self.null_writes_default(kind):
             return mapping
-        return FieldMapping(mapping.schema, mapping.convert, mapping.schema["default"])
+        return mapping.with_convert(mapping.schema, mapping.convert, mapping.schema["default"])
 
     def codec(self, kind: str, topic: str, schema: dict[str, Any]) -> Codec:
         c = self._config

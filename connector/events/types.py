@@ -23,21 +23,37 @@ decoding.install()
 EMPTY_SET_SOURCE = "empty set"  # pymysqlreplication.constants.NONE_SOURCE.EMPTY_SET
 
 
+Compiled = tuple[str, int, tuple[str, ...]]
+"""`convert` as the compiled JSON writer runs it (connector/native/src/convert.rs): its kind,
+number (scale, fraction digits, BINARY length or -1) and SET members."""
+
+
 @dataclass(frozen=True, slots=True)
 class FieldMapping:
     """How one column appears in events: schema fragment (no "field" key), converter, default.
 
     `convert` is None when the decoded value is already the event value. `fallback` replaces a
     None that reaches a NOT NULL column (a zero date, an empty SET), as Debezium does.
+    `compiled` is `convert` in compiled code (None: the JSON writer calls `convert`); it holds
+    only while `convert` is this module's (see `with_convert`).
     """
 
     schema: dict[str, Any]
     convert: Converter | None
     fallback: Any
+    compiled: Compiled | None = None
+
+    def with_convert(self, schema: dict[str, Any], convert: Converter | None,
+                     fallback: Any) -> FieldMapping:
+        """This mapping changed (a column mapper's): a new converter drops `compiled`."""
+        kept = self.compiled if convert is self.convert else None
+        return FieldMapping(schema, convert, fallback, kept)
 
 
-WriterColumn = tuple[str, str, Converter | None, Any]
-"""A column as the record writers see it: name, Connect type, converter, NOT NULL fallback."""
+WriterColumn = tuple[str, str, Converter | None, Any, Compiled | None]
+"""A column as the record writers see it: name, Connect type, converter, NOT NULL fallback and
+the converter in compiled code (None: the writer calls the converter; the Avro writer always
+does)."""
 
 
 def restore_empty_sets(row: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:
@@ -96,7 +112,7 @@ def field_mapping(column: Column, decimal_mode: str = "precise",
     if value is None:
         return mapping
     fallback = mapping.fallback if column.nullable else value
-    return FieldMapping({**mapping.schema, "default": value}, mapping.convert, fallback)
+    return mapping.with_convert({**mapping.schema, "default": value}, mapping.convert, fallback)
 
 
 def default_value(column: Column, mapping: FieldMapping) -> Any:
@@ -118,67 +134,78 @@ def _mapping(column: Column, decimal_mode: str, time_precision_mode: str) -> Fie
     t = column.type_name
     connect_mode = time_precision_mode == "connect"
 
-    def make(schema: dict[str, Any], convert: Converter | None, fallback: Any) -> FieldMapping:
-        return FieldMapping(schema, convert, None if opt else fallback)
+    def make(schema: dict[str, Any], convert: Converter | None, fallback: Any,
+             compiled: str | None = None, number: int = -1,
+             members: tuple[str, ...] = ()) -> FieldMapping:
+        return FieldMapping(schema, convert, None if opt else fallback,
+                            None if compiled is None else (compiled, number, members))
 
     if (t, column.unsigned) in _INT_TYPES:
         conv = values.bigint_unsigned if (t == "bigint" and column.unsigned) else None
-        return make(_schema(_INT_TYPES[(t, column.unsigned)], opt), conv, 0)
+        return make(_schema(_INT_TYPES[(t, column.unsigned)], opt), conv, 0,
+                    "bigint_unsigned" if conv else None)
     if t == "boolean":  # declared BOOLEAN (stored as TINYINT(1))
-        return make(_schema("boolean", opt), bool, False)
+        return make(_schema("boolean", opt), bool, False, "bool")
     if t == "decimal":
         scale = column.scale or 0
         if decimal_mode == "string":
-            return make(_schema("string", opt), values.decimal_string(scale), "0")
+            return make(_schema("string", opt), values.decimal_string(scale), "0",
+                        "decimal_string", scale)
         if decimal_mode == "double":
-            return make(_schema("double", opt), values.decimal_double, 0.0)
+            return make(_schema("double", opt), values.decimal_double, 0.0, "decimal_double")
         params = {"scale": str(scale), "connect.decimal.precision": str(column.precision or 10)}
         return make(_schema("bytes", opt, "org.apache.kafka.connect.data.Decimal", 1, params),
-                    values.decimal_precise(scale), b"\x00")
+                    values.decimal_precise(scale), b"\x00", "decimal_precise", scale)
     if t == "float" and column.scale is not None:  # FLOAT(M,D): the 32-bit value, widened
-        return make(_schema("double", opt), values.float32_widened, 0.0)
+        return make(_schema("double", opt), values.float32_widened, 0.0, "float32_widened")
     if t == "float":
-        return make(_schema("float", opt), values.float32, 0.0)
+        return make(_schema("float", opt), values.float32, 0.0, "float32")
     if t == "double":
-        return make(_schema("double", opt), float, 0.0)
+        return make(_schema("double", opt), float, 0.0, "double")
     if t == "bit":
         length = column.length or 1
         if length == 1:
-            return make(_schema("boolean", opt), values.bit_bool, False)
+            return make(_schema("boolean", opt), values.bit_bool, False, "bit_bool")
+        size = length // 8 + (1 if length % 8 else 0)
         return make(_schema("bytes", opt, "io.debezium.data.Bits", 1, {"length": str(length)}),
-                    values.bits(length), b"")
+                    values.bits(length), b"", "bits", size)
     if t in STRING_TYPES:
-        return make(_schema("string", opt), values.string, "")
+        return make(_schema("string", opt), values.string, "", "string")
     if t in BINARY_TYPES:
-        return make(_schema("bytes", opt), values.binary(column.length if t == "binary" else None),
-                    b"")
+        pad = column.length if t == "binary" else None
+        return make(_schema("bytes", opt), values.binary(pad), b"", "binary",
+                    -1 if pad is None else pad)
     if t == "date":
         name = "org.apache.kafka.connect.data.Date" if connect_mode else "io.debezium.time.Date"
-        return make(_schema("int32", opt, name, 1), values.date_days, 0)
+        return make(_schema("int32", opt, name, 1), values.date_days, 0, "date_days")
     if t == "time":
         if connect_mode:
             return make(_schema("int32", opt, "org.apache.kafka.connect.data.Time", 1),
-                        values.time_millis, 0)
-        return make(_schema("int64", opt, "io.debezium.time.MicroTime", 1), values.time_micros, 0)
+                        values.time_millis, 0, "time_millis")
+        return make(_schema("int64", opt, "io.debezium.time.MicroTime", 1), values.time_micros, 0,
+                    "time_micros")
     if t == "datetime":
         if connect_mode:
             return make(_schema("int64", opt, "org.apache.kafka.connect.data.Timestamp", 1),
-                        values.epoch_millis, 0)
+                        values.epoch_millis, 0, "epoch_millis")
         if (column.scale or 0) <= 3:
-            return make(_schema("int64", opt, "io.debezium.time.Timestamp", 1), values.epoch_millis, 0)
+            return make(_schema("int64", opt, "io.debezium.time.Timestamp", 1),
+                        values.epoch_millis, 0, "epoch_millis")
         return make(_schema("int64", opt, "io.debezium.time.MicroTimestamp", 1),
-                    values.epoch_micros, 0)
+                    values.epoch_micros, 0, "epoch_micros")
     if t == "timestamp":
         return make(_schema("string", opt, "io.debezium.time.ZonedTimestamp", 1),
-                    values.zoned(column.scale or 0), "1970-01-01T00:00:00Z")
+                    values.zoned(column.scale or 0), "1970-01-01T00:00:00Z", "zoned",
+                    column.scale or 0)
     if t == "year":
-        return make(_schema("int32", opt, "io.debezium.time.Year", 1), values.year, 0)
+        return make(_schema("int32", opt, "io.debezium.time.Year", 1), values.year, 0, "year")
     if t == "enum":
         return make(_schema("string", opt, "io.debezium.data.Enum", 1,
-                            {"allowed": ",".join(column.values)}), values.string, "")
+                            {"allowed": ",".join(column.values)}), values.string, "", "string")
     if t == "set":
         return make(_schema("string", opt, "io.debezium.data.EnumSet", 1,
-                            {"allowed": ",".join(column.values)}), values.enum_set(column.values), "")
+                            {"allowed": ",".join(column.values)}),
+                    values.enum_set(column.values), "", "enum_set", -1, tuple(column.values))
     if t == "json":
         return make(_schema("string", opt, "io.debezium.data.Json", 1), values.json_text, "{}")
     if t == "vector":  # MySQL 9

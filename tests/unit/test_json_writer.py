@@ -67,7 +67,7 @@ def config(**extra: Any) -> ConnectorConfig:
 def test_row_writer_equals_generic_encoder(row: dict[str, Any]) -> None:
     maps = [field_mapping(c) for c in TABLE.columns]
     generic = dumps(RowConverter(TABLE.columns, maps)(row))
-    writer = RowWriter([(c.name, m.convert, m.fallback)
+    writer = RowWriter([(c.name, m.convert, m.fallback, m.compiled)
                         for c, m in zip(TABLE.columns, maps, strict=True)], dumps)
     assert writer.row(row) == generic.encode("utf-8")
 
@@ -113,7 +113,7 @@ def test_source_block_is_reserialized_when_any_field_changes() -> None:
 
 def test_decimal_and_bytes_are_base64_like_json_converter() -> None:
     maps = [field_mapping(c) for c in TABLE.columns]
-    writer = RowWriter([(c.name, m.convert, m.fallback)
+    writer = RowWriter([(c.name, m.convert, m.fallback, m.compiled)
                         for c, m in zip(TABLE.columns, maps, strict=True)], dumps)
     text = writer.row({"id": 1, "code": "x", "price": Decimal("-1.500"),
                        "raw": b"\x00\xff"}).decode()

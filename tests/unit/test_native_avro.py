@@ -87,6 +87,21 @@ def encoders(flavour: str, decimal: str, time: str, key_ignore: bool, value_igno
 EXACT = Context(prec=100)  # the default context's 28 digits would round a DECIMAL(65,30)
 
 
+def storable(row: dict[str, Any] | None) -> bool:
+    """Every DECIMAL of `row` fits its column (rounded to its scale): the values a database
+    gives. fastavro reads a decimal back rounded to the schema's precision, so a value beyond
+    it (the SELECT-form strategies make some) is not read back as written."""
+    for column in TABLE.columns:
+        value = None if row is None else row.get(column.name)
+        if column.type_name == "decimal" and isinstance(value, int | Decimal) \
+                and Decimal(value).is_finite():
+            assert column.precision is not None and column.scale is not None
+            rounded = Decimal(value).quantize(Decimal(1).scaleb(-column.scale), context=EXACT)
+            if abs(rounded) >= Decimal(10) ** (column.precision - column.scale):
+                return False
+    return True
+
+
 def same(read: Any, written: Any) -> bool:
     """A value fastavro read back is the payload's: a float field holds the 32-bit value, a
     Decimal field the decimal of the unscaled bytes written."""
@@ -119,7 +134,8 @@ def test_avro_record_bytes_are_fastavros_over_the_payload(
     assert outcome(lambda: enc.key(after)) == outcome(lambda: ref.key(after))
     if ref.value_avro and isinstance(got, bytes):
         assert int.from_bytes(got[1:5], "big") == schema_id(f"{enc.topic}-value", "")
-        assert same(enc.decode_value(got), ref.avro.payload(op, b, a, source, ts_ms, tx))
+        if storable(b) and storable(a):
+            assert same(enc.decode_value(got), ref.avro.payload(op, b, a, source, ts_ms, tx))
 
 
 @settings(max_examples=150, deadline=None)

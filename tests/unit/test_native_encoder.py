@@ -1,6 +1,8 @@
 """The compiled record writer gives byte for byte the records of the Python reference.
 
-Random rows of every column type at its edges, as the binlog or a SELECT decodes them,
+Random rows of every column type at its edges, as the binlog or a SELECT decodes them (the
+values the compiled conversions take, and values of other types, which go to the Python
+converters),
 under every setting that changes how a value is written: flavour, converters with and
 without schemas, decimal.handling.mode, time.precision.mode, replace.null.with.default,
 column masks and truncation. Both the per-record calls and the batch of a rows event.
@@ -13,6 +15,7 @@ import functools
 import importlib
 import struct
 import sys
+from decimal import Decimal
 from typing import Any
 from unittest import mock
 
@@ -26,6 +29,11 @@ from connector.settings.parse import parse_config
 from tests.reference_encoder import ReferenceEncoder
 
 ENUM = ("a", "b,c", "é")
+# A SELECT's Decimal (pymysql: Decimal(text)) in every exponent form, with more fraction
+# digits than a column has, negative zero.
+DECIMAL_FORMS = st.builds(lambda sign, digits, exp: Decimal((sign, tuple(digits), exp)),
+                          st.integers(0, 1), st.lists(st.integers(0, 9), min_size=1,
+                                                      max_size=12), st.integers(-14, 3))
 COLUMNS: dict[Column, st.SearchStrategy[Any]] = {
     Column("id", "bigint", nullable=False): st.integers(-(2**63), 2**63 - 1),
     Column("code", "varchar", nullable=False, length=8, charset="utf8mb4"): st.text(max_size=8),
@@ -39,31 +47,36 @@ COLUMNS: dict[Column, st.SearchStrategy[Any]] = {
     Column("t_big_u", "bigint", unsigned=True): st.integers(-(2**63), 2**64 - 1),
     Column("t_bool", "boolean"): st.integers(-128, 127),
     Column("t_dec", "decimal", precision=12, scale=2):
-        st.decimals(-(10**10) + 1, 10**10 - 1, places=2, allow_nan=False),
+        st.decimals(-(10**10) + 1, 10**10 - 1, places=2, allow_nan=False) | DECIMAL_FORMS,
     Column("t_dec_wide", "decimal", precision=65, scale=30):
         st.decimals(-(10**34), 10**34, places=30, allow_nan=False),
-    Column("t_dec0", "decimal", precision=5, scale=0): st.decimals(-99999, 99999, places=0),
+    Column("t_dec0", "decimal", precision=5, scale=0):
+        st.decimals(-99999, 99999, places=0) | DECIMAL_FORMS | st.integers(),
     Column("t_float", "float"): st.floats(width=32),
     Column("t_float_md", "float", precision=7, scale=2): st.floats(width=32),
-    Column("t_double", "double"): st.floats(),
-    Column("t_bit1", "bit", length=1): st.sampled_from(["0", "1"]),
+    Column("t_double", "double"): st.floats() | st.integers(-5, 5),
+    Column("t_bit1", "bit", length=1): st.sampled_from(["0", "1", b"\x00", b"\x01"]),
     Column("t_bits", "bit", length=12): st.text("01", min_size=12, max_size=12),
     Column("t_char", "char", length=4, charset="utf8mb4"): st.text(max_size=4),
     Column("t_text", "text", charset="utf8mb4"): st.text(),
     Column("t_raw_text", "varchar", length=20, charset="latin1"): st.binary(max_size=20),
-    Column("t_binary", "binary", length=4): st.binary(max_size=4),
+    Column("t_binary", "binary", length=4):
+        st.binary(max_size=4) | st.text(st.characters(max_codepoint=255), max_size=4),
     Column("t_blob", "blob"): st.binary() | st.just(""),
-    Column("t_date", "date"): st.dates(),
+    Column("t_date", "date"): st.dates() | st.just("0000-00-00"),
     Column("t_time", "time", scale=6):
         st.timedeltas(-dt.timedelta(hours=838, minutes=59, seconds=59),
                       dt.timedelta(hours=838, minutes=59, seconds=59)),
-    Column("t_dt0", "datetime", scale=0): st.datetimes(),
+    Column("t_dt0", "datetime", scale=0): st.datetimes() | st.just("0000-00-00 00:00:00"),
     Column("t_dt6", "datetime", scale=6): st.datetimes(),
     Column("t_ts3", "timestamp", scale=3):
-        st.datetimes(dt.datetime(1970, 1, 1), dt.datetime(2038, 1, 19)),
+        st.datetimes(dt.datetime(1970, 1, 1), dt.datetime(2038, 1, 19))
+        | st.datetimes(timezones=st.just(dt.UTC)) | st.just(dt.datetime(1970, 1, 1))
+        | st.just("0000-00-00 00:00:00"),
     Column("t_year", "year"): st.integers(1901, 2155) | st.just(1900),
     Column("t_enum", "enum", values=ENUM): st.sampled_from(ENUM),
-    Column("t_set", "set", values=ENUM): st.sets(st.sampled_from(ENUM)) | st.just("a"),
+    Column("t_set", "set", values=ENUM):
+        st.sets(st.sampled_from(ENUM)) | st.frozensets(st.sampled_from(ENUM)) | st.just("a"),
     Column("t_json", "json"): st.text() | st.binary().map(lambda b: b.hex().encode()),
     Column("t_vector", "vector"):
         st.lists(st.floats(width=32, allow_nan=False), max_size=4).map(

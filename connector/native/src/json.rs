@@ -1,9 +1,10 @@
 //! Debezium's JSON-with-schema change records (JsonConverter's bytes).
 //!
 //! The Python side (connector/events/envelope.py) decides everything per table once: the
-//! columns, their converters and NOT NULL fallbacks, the schema part of each record. Here
-//! only the per-row work runs: look each column up, convert it (the converter is still a
-//! Python callable), write its JSON and frame the record; one call per batch of rows.
+//! columns, their conversions and NOT NULL fallbacks, the schema part of each record. Here
+//! only the per-row work runs: look each column up, convert it (compiled, convert.rs, for
+//! the common types; else its Python converter), write its JSON and frame the record; one
+//! call per batch of rows.
 //! The bytes are exactly those of Kafka Connect's JsonConverter as the Python reference
 //! (tests/reference_encoder.py) writes them.
 
@@ -11,11 +12,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
+use crate::convert::{self, Conversion, Outcome, Types};
+
 const HEX: &[u8; 16] = b"0123456789abcdef";
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Python's json encode_basestring (ensure_ascii=False): quotes, backslash and controls.
-fn write_str(buf: &mut Vec<u8>, s: &str) {
+pub(crate) fn write_str(buf: &mut Vec<u8>, s: &str) {
     buf.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
@@ -45,7 +48,7 @@ fn write_str(buf: &mut Vec<u8>, s: &str) {
 }
 
 /// JsonConverter's bytes: standard base64 with padding, quoted.
-fn write_base64(buf: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn write_base64(buf: &mut Vec<u8>, data: &[u8]) {
     buf.push(b'"');
     for chunk in data.chunks(3) {
         let n = match chunk.len() {
@@ -61,7 +64,7 @@ fn write_base64(buf: &mut Vec<u8>, data: &[u8]) {
     buf.push(b'"');
 }
 
-fn write_int(buf: &mut Vec<u8>, n: i128) {
+pub(crate) fn write_int(buf: &mut Vec<u8>, n: i128) {
     buf.extend_from_slice(n.to_string().as_bytes());
 }
 
@@ -88,13 +91,19 @@ fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, dumps: &Bound<'_, PyAny>
     Ok(())
 }
 
-/// A row's JSON object: for each column its name, converter (or None) and NOT NULL fallback.
+/// A column's compiled conversion as the Python side describes it: (kind, number, members).
+type Described<'py> = Option<(String, i64, Vec<Bound<'py, PyString>>)>;
+
+/// A row's JSON object: for each column its name, converter (or None), NOT NULL fallback and
+/// compiled conversion (or None: the converter's result is written).
 #[pyclass(frozen, module = "connector._native")]
 pub struct RowWriter {
     names: Vec<Py<PyString>>,
     heads: Vec<Vec<u8>>,
     converts: Vec<Option<PyObject>>,
     fallbacks: Vec<PyObject>,
+    compiled: Vec<Option<Conversion>>,
+    types: Types,
     dumps: PyObject,
 }
 
@@ -114,6 +123,14 @@ impl RowWriter {
                 None => Some(row.call_method1("get", (name,))?),
             };
             let mut value = got.filter(|v| !v.is_none());
+            if let (Some(v), Some(conversion)) = (&value, &self.compiled[i]) {
+                let mark = buf.len();
+                match convert::write(conversion, v, &self.types, buf)? {
+                    Outcome::Written => continue,
+                    Outcome::Null => value = None,
+                    Outcome::Python => buf.truncate(mark),
+                }
+            }
             if let (Some(v), Some(convert)) = (&value, &self.converts[i]) {
                 value = Some(convert.bind(py).call1((v,))?).filter(|v| !v.is_none());
             }
@@ -130,11 +147,13 @@ impl RowWriter {
 #[pymethods]
 impl RowWriter {
     #[new]
-    fn new(py: Python<'_>, columns: Vec<(Bound<'_, PyString>, PyObject, PyObject)>,
+    fn new(py: Python<'_>,
+           columns: Vec<(Bound<'_, PyString>, PyObject, PyObject, Described<'_>)>,
            dumps: PyObject) -> PyResult<Self> {
         let mut writer = RowWriter { names: vec![], heads: vec![], converts: vec![],
-                                     fallbacks: vec![], dumps: dumps.clone_ref(py) };
-        for (i, (name, convert, fallback)) in columns.into_iter().enumerate() {
+                                     fallbacks: vec![], compiled: vec![],
+                                     types: Types::new(py)?, dumps: dumps.clone_ref(py) };
+        for (i, (name, convert, fallback, described)) in columns.into_iter().enumerate() {
             let mut head = vec![if i == 0 { b'{' } else { b',' }];
             write_str(&mut head, name.to_str()?);
             head.push(b':');
@@ -142,6 +161,10 @@ impl RowWriter {
             writer.names.push(name.unbind());
             writer.converts.push(if convert.is_none(py) { None } else { Some(convert) });
             writer.fallbacks.push(fallback);
+            writer.compiled.push(match described {
+                Some((kind, number, members)) => Some(Conversion::new(&kind, number, members)?),
+                None => None,
+            });
         }
         Ok(writer)
     }

@@ -5,11 +5,19 @@
 //!   JsonConverter (the Python reference: tests/reference_encoder.py).
 //! - `avro`: the same records in Confluent's Avro framing, byte for byte as fastavro writes
 //!   them (the Python reference: tests/reference_avro.py).
+//! - `convert`: the value conversions of the common column types (connector/events/values.py's
+//!   converters, compiled), used by `json` per column; `numbers`: their number texts;
+//!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported); `dates`:
+//!   datetime fields.
 
 use pyo3::prelude::*;
 
 mod avro;
+mod convert;
+mod dates;
+mod java_float;
 mod json;
+mod numbers;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
