@@ -1,7 +1,7 @@
 """Types of the compiled module (source: connector/native/src/)."""
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 class RowWriter:
     def __init__(self, columns: Sequence[tuple[str, Callable[[Any], Any] | None, Any]],
@@ -17,3 +17,12 @@ class TableRecords:
     def records(self, op: str, rows: list[Any], head: str, tail: str, ts_ms: int,
                 transaction: tuple[str, int, int] | None,
                 first: int) -> list[tuple[bytes | None, bytes]]: ...
+
+# (name, kind, unsigned, size, precision or fsp, scale, codec, charset table, members)
+_ColumnShape: TypeAlias = tuple[str, str, bool, int, int, int, str | None, Sequence[int] | None,
+                          Sequence[Any] | None]
+
+class RowImages:
+    def __init__(self, columns: Sequence[_ColumnShape]) -> None: ...
+    def rows(self, data: bytes, pos: int, end: int, update: bool) -> list[Any]: ...
+    def image(self, data: bytes, pos: int) -> tuple[dict[str, Any], int]: ...
