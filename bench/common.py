@@ -213,10 +213,10 @@ def decode_only(settings: dict[str, Any], server_id: int, flavour: Flavour, star
                 end: Position, framing: Framing = frames) -> tuple[int, float]:
     """The reader's decoding alone: rows decoded from `start` through `end`, and seconds.
 
-    `frames` (connector/binlog/framing.py): the reader's own framing and generated row
+    `frames` (connector/binlog/framing.py): the reader's own framing and compiled row
     decoders, the library's classes for the rest, as the reader runs it; nothing is built,
     sent, encoded or produced. `library_frames`: mysql-replication's framing with the
-    table-map cache and generated decoders (the reader before framing.py).
+    table-map cache and compiled decoders (the reader before framing.py).
 
     The stream starts as the reader's does, from the flavour's `stream_start` (MariaDB: the
     GTID position's text; MySQL: the GTID set, encoded by connector/binlog/mysql_wire.py).

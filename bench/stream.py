@@ -315,7 +315,7 @@ def report(svc: Services, results: list[Any], splits: list[Any], produced: list[
                  "vs Connect", "startup s", "Connect startup s"],
                 results)
     print("decode rows/s: the better of two passes of the reader's decoding alone over the same "
-          "range (its own framing, connector/binlog/framing.py, and generated row decoders; "
+          "range (its own framing, connector/binlog/framing.py, and compiled row decoder; "
           "no transactions built or sent); library decode rows/s: one pass with "
           "mysql-replication's own framing (the reader before framing.py); confluent-kafka "
           "rows/s: the Produce table's records/s below, in rows (the end-to-end run's rows "

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 try:
-    from connector._native import AvroRecords, AvroRows, RowWriter, TableRecords
+    from connector._native import AvroRecords, AvroRows, RowImages, RowWriter, TableRecords
 except ImportError as exc:  # pragma: no cover - a checkout where `make setup` did not run
     raise ImportError(f"connector._native is not built ({exc}): run `make native` "
                       "(part of `make setup`; needs Rust's cargo)") from exc
 
-__all__ = ["AvroRecords", "AvroRows", "RowWriter", "TableRecords"]
+__all__ = ["AvroRecords", "AvroRows", "RowImages", "RowWriter", "TableRecords"]

@@ -4,7 +4,7 @@ MariaDB's latin1 is cp1252 in which the five bytes cp1252 leaves undefined (0x81
 0x8F, 0x90, 0x9D) stand for U+0081, U+008D, U+008F, U+0090, U+009D: a SELECT through a
 utf8mb4 session returns those characters (measured). Python's cp1252, which
 mysql-replication uses for latin1, raises on them, which stopped the connector. Both the
-library's decoding and the generated row decoders ask `RowsEvent.charset_to_encoding`;
+library's decoding and the compiled row decoder ask `RowsEvent.charset_to_encoding`;
 for latin1 (which the library calls cp1252) it now names the codec below, so a streamed
 value equals the SELECTed one.
 (Debezium decodes the binlog with Java's Cp1252, which writes U+FFFD for the five.)
@@ -30,8 +30,10 @@ def _table() -> str:
     return "".join(chars)
 
 
-_DECODING = _table()
-_ENCODING = codecs.charmap_build(_DECODING)
+# the name of the table in Python's charmap codecs (encodings.cp1252, ...): the compiled row
+# decoder takes such a table and decodes these columns natively (binlog/rowimages.py)
+decoding_table = _table()
+_ENCODING = codecs.charmap_build(decoding_table)
 
 
 def _encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
@@ -39,7 +41,7 @@ def _encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
 
 
 def _decode(data: Any, errors: str = "strict") -> tuple[str, int]:
-    return codecs.charmap_decode(data, errors, _DECODING)
+    return codecs.charmap_decode(data, errors, decoding_table)
 
 
 def _search(name: str) -> codecs.CodecInfo | None:

@@ -5,7 +5,7 @@ mysql-replication 1.0.17 wraps every packet in a BinLogPacketWrapper and an even
 reader process on 1-3-row transactions (py-spy), where a transaction is ~5 events. Here the
 packets are read from the library's connection (its handshake, registration, GTID start,
 checksum setting, error packets stay the library's) and the hot event types are parsed with
-struct. Anything else, a table version seen for the first time and rows the generated
+struct. Anything else, a table version seen for the first time and rows the compiled
 decoders do not cover go through the library's own classes, with its bookkeeping (table map,
 format description) kept as its fetchone keeps it. tests/integration/test_framing.py
 compares every transaction with the library's path.

@@ -67,7 +67,7 @@ def rows_change(table: TableSchema, op: Op, rows: list[Any] | None, pos: int,
                  event: Any) -> RowsChange:
     """A rows event's change: `rows` decoded by framing.py, or None: the library's `event`."""
     if rows is not None:
-        return RowsChange(table, op, rows, pos)  # generated decoders: no TIME columns
+        return RowsChange(table, op, rows, pos)  # compiled decoder: no TIME columns
     times = _fractional_times.get(id(table))
     if times is None:
         times = _fractional_times[id(table)] = tuple(

@@ -1,186 +1,112 @@
-"""Row images decoded by code generated per table version, for the common column types.
+"""Row images decoded in compiled code per table version, for the common column types.
 
 mysql-replication 1.0.17 decodes every value through one long type dispatch and a read
 call per field: with table maps parsed once (tablemaps.py), 58% of decoding 1-3-row
-transactions. For a table whose columns are all of the types below, a decoder generated
-from its table map reads a rows event's body directly and gives the same values the
-library gives (after `_image`: an empty SET is ''), compared value for value by
-tests/integration/test_rowimages.py. Any other table, a MINIMAL image or a MySQL partial
-JSON update goes the library's way.
+transactions. For a table whose columns are all of the types below, a decoder built once
+from its table map (connector/native/src/rowimages.rs) reads a rows event's body directly
+and gives the same values the library gives (after `_image`: an empty SET is ''), compared
+value for value by tests/integration/test_rowimages.py and, on random bytes, with the
+Python reference tests/reference_rowimages.py. Any other table, a MINIMAL image or a MySQL
+partial JSON update goes the library's way.
 """
 
 from __future__ import annotations
 
 import codecs
-import datetime as dt
-import struct
-from collections.abc import Callable
-from decimal import Context, Decimal
+import functools
+import importlib
 from typing import Any
 
 from pymysqlreplication.constants import BINLOG, FIELD_TYPE
 from pymysqlreplication.row_event import RowsEvent, UpdateRowsEvent
 
-Image = dict[str, Any]
-ImageReader = Callable[[bytes, int], tuple[Image, int]]
+from connector.compiled import RowImages
 
 _ROWS_EVENTS = frozenset({
     BINLOG.WRITE_ROWS_EVENT_V1, BINLOG.WRITE_ROWS_EVENT_V2, BINLOG.UPDATE_ROWS_EVENT_V1,
     BINLOG.UPDATE_ROWS_EVENT_V2, BINLOG.DELETE_ROWS_EVENT_V1, BINLOG.DELETE_ROWS_EVENT_V2})
-_INTS = {FIELD_TYPE.TINY: "b", FIELD_TYPE.SHORT: "h", FIELD_TYPE.LONG: "i",
-         FIELD_TYPE.LONGLONG: "q"}
-_COMPRESSED_BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
-_FSP_BYTES = (0, 1, 1, 2, 2, 3, 3)
+_INTS = {FIELD_TYPE.TINY: 1, FIELD_TYPE.SHORT: 2, FIELD_TYPE.LONG: 4, FIELD_TYPE.LONGLONG: 8}
+_KINDS = {FIELD_TYPE.INT24: "int24", FIELD_TYPE.FLOAT: "float", FIELD_TYPE.DOUBLE: "double",
+          FIELD_TYPE.DATE: "date", FIELD_TYPE.YEAR: "year"}
+# (name, kind, unsigned, size, precision or fsp, scale, codec, charset table, members)
+ColumnShape = tuple[str, str, bool, int, int, int, str | None, tuple[int, ...] | None,
+                    list[Any] | None]
+_UNDEFINED = 0xFFFFFFFF  # a byte the charset has no character for
 
 
-def decimal_reader(precision: int, scale: int) -> Callable[[bytes, int], tuple[Decimal, int]]:
-    """NEWDECIMAL as the library reads it: the Decimal of the same digits, with `scale` of
-    them after the point, built from one integer instead of text (a sixth of the reader
-    on 1-3-row transactions with two DECIMAL columns)."""
-    integral = precision - scale
-    whole_int, part_int = divmod(integral, 9)
-    whole_frac, part_frac = divmod(scale, 9)
-    head, tail = _COMPRESSED_BYTES[part_int], _COMPRESSED_BYTES[part_frac]
-    size = head + 4 * (whole_int + whole_frac) + tail
-    groups = ([(head, part_int)] if head else []) + [(4, 9)] * (whole_int + whole_frac) + \
-        ([(tail, part_frac)] if tail else [])
-    spans = []  # (bit shift, mask, decimal multiplier), least significant group first
-    shift, multiplier = 0, 1
-    for width, digits in reversed(groups):
-        spans.append((shift, (1 << 8 * width) - 1, multiplier))
-        shift, multiplier = shift + 8 * width, multiplier * 10 ** digits
-    sign_bit, everything = 1 << (8 * size - 1), (1 << 8 * size) - 1
-    negative_zero = Decimal("-0." + "0" * scale if scale else "-0")
-    exact = Context(prec=2 * precision + 2)
-
-    def read(data: bytes, pos: int) -> tuple[Decimal, int]:
-        x = int.from_bytes(data[pos:pos + size], "big")
-        negative = not x & sign_bit
-        x ^= everything ^ sign_bit if negative else sign_bit  # negatives are stored inverted
-        n = 0
-        for at, mask, times in spans:
-            n += ((x >> at) & mask) * times
-        if negative:
-            if not n:
-                return negative_zero, pos + size
-            n = -n
-        return Decimal(n).scaleb(-scale, exact), pos + size
-
-    return read
-
-
-def _fsp(fsp: int) -> tuple[int, str]:
-    """Bytes of the fraction and the expression giving its microseconds (`f` holds them)."""
-    size = _FSP_BYTES[fsp]
-    if not size:
-        return 0, "0"
-    scaled = "int(f / 10)" if fsp % 2 else "f"
-    return size, f"{scaled} * {10 ** (6 - fsp)}"
-
-
-def _text_of(column: Any) -> str:
-    """How the library turns a string column's bytes into its value."""
+def _codec_of(column: Any) -> str | None:
+    """The Python codec the library decodes a string column with (None: it keeps bytes)."""
     if column.character_set_name is None:
-        return ".decode()"
-    encoding = RowsEvent.charset_to_encoding(column.character_set_name)
+        return "utf-8"  # bytes.decode()
     try:
-        codecs.lookup(encoding)
+        return codecs.lookup(RowsEvent.charset_to_encoding(column.character_set_name)).name
     except LookupError:  # binary columns: the library keeps the bytes, but Python decodes
-        return " or ''"  # b'' with any encoding name, so an empty value comes out as ''
-    return f".decode({encoding!r})"
+        return None  # b'' with any encoding name, so an empty value comes out as ''
 
 
-def _value_code(i: int, column: Any, env: dict[str, Any]) -> list[str] | None:
-    """Lines that read column i at `pos` into `v` and move `pos` on; None: not supported."""
-    kind = column.type
+@functools.cache
+def _charset_table(codec: str) -> tuple[int, ...] | None:
+    """Each byte's code point for a single-byte charset (latin-1, ascii, the charmap codecs:
+    cp1251, ..., MariaDB's latin1 of binlog/charsets.py), decoded natively; None: call the
+    codec."""
+    if codec == "iso8859-1":
+        return tuple(range(256))
+    if codec == "ascii":
+        return tuple(range(128)) + (_UNDEFINED,) * 128
+    module = getattr(codecs.lookup(codec).decode, "__module__", None)
+    table = getattr(importlib.import_module(module), "decoding_table", None) if module else None
+    if not isinstance(table, str) or len(table) != 256:
+        return None
+    return tuple(_UNDEFINED if c == "\ufffe" else ord(c) for c in table)
+
+
+def _shape(column: Any) -> ColumnShape | None:
+    """What the compiled decoder needs of a column; None: a type it does not take."""
+    kind, size, precision, scale = column.type, 0, 0, 0
+    codec: str | None = None
+    table: tuple[int, ...] | None = None
+    members: list[Any] | None = None
     if kind in _INTS:
-        code = _INTS[kind].upper() if column.unsigned else _INTS[kind]
-        env[f"s{i}"] = struct.Struct("<" + code)
-        return [f"v = s{i}.unpack_from(data, pos)[0]", f"pos += {env[f's{i}'].size}"]
-    if kind == FIELD_TYPE.INT24:
-        return [f"v = int.from_bytes(data[pos:pos + 3], 'little', signed={not column.unsigned})",
-                "pos += 3"]
-    if kind in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
-        env[f"s{i}"] = struct.Struct("<f" if kind == FIELD_TYPE.FLOAT else "<d")
-        return [f"v = s{i}.unpack_from(data, pos)[0]", f"pos += {env[f's{i}'].size}"]
-    if kind in (FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB):
-        size = column.length_size if kind == FIELD_TYPE.BLOB else (
+        name, size = "int", _INTS[kind]
+    elif kind in _KINDS:
+        name = _KINDS[kind]
+    elif kind in (FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB):
+        name, size = "str", column.length_size if kind == FIELD_TYPE.BLOB else (
             2 if column.max_length > 255 else 1)
-        return [f"n = int.from_bytes(data[pos:pos + {size}], 'little')",
-                f"v = data[pos + {size}:pos + {size} + n]{_text_of(column)}",
-                f"pos += {size} + n"]
-    if kind == FIELD_TYPE.NEWDECIMAL:
-        env[f"r{i}"] = decimal_reader(column.precision, column.decimals)
-        return [f"v, pos = r{i}(data, pos)"]
-    if kind == FIELD_TYPE.DATE:
-        return ["t = int.from_bytes(data[pos:pos + 3], 'little')", "pos += 3",
-                "y, m, d = t >> 9 & 0x7FFF, t >> 5 & 15, t & 31",
-                "v = DATE(y, m, d) if y and m and d else None"]
-    if kind == FIELD_TYPE.DATETIME2:
-        size, micros = _fsp(column.fsp)
-        lines = ["t = int.from_bytes(data[pos:pos + 5], 'big')"]
-        if size:
-            lines.append(f"f = int.from_bytes(data[pos + 5:pos + {5 + size}], 'big', signed=True)")
-        lines += [f"pos += {5 + size}", "ym = t >> 22 & 0x1FFFF",
-                 "try:",
-                 "    v = DATETIME(ym // 13, ym % 13, t >> 17 & 31, t >> 12 & 31, t >> 6 & 63, t & 63)",
-                 "except ValueError:",
-                 "    v = None"]
-        if size:
-            lines += [f"if v is not None and (f := {micros}) > 0:",
-                      "    v = v.replace(microsecond=f)"]
-        return lines
-    if kind == FIELD_TYPE.TIMESTAMP2:
-        size, micros = _fsp(column.fsp)
-        lines = ["v = UTC(int.from_bytes(data[pos:pos + 4], 'big', signed=True))"]
-        if size:
-            lines += [f"f = int.from_bytes(data[pos + 4:pos + {4 + size}], 'big', signed=True)",
-                      f"if (f := {micros}) > 0:", "    v = v.replace(microsecond=f)"]
-        lines.append(f"pos += {4 + size}")
-        return lines
-    if kind == FIELD_TYPE.YEAR:
-        return ["v = data[pos] + 1900", "pos += 1"]
-    if kind == FIELD_TYPE.ENUM:
-        env[f"e{i}"] = column.enum_values
-        index = f"int.from_bytes(data[pos:pos + {column.size}], 'little')"
-        return [f"v = e{i}[{index}] if e{i} else None", f"pos += {column.size}"]
-    if kind == FIELD_TYPE.SET:
-        env[f"e{i}"] = tuple(enumerate(column.set_values or ()))
-        return [f"t = int.from_bytes(data[pos:pos + {column.size}], 'little')",
-                f"pos += {column.size}",
-                f"v = {{m for b, m in e{i} if t >> b & 1}} or ''"]  # empty SET: ''
-    return None
+        codec = _codec_of(column)
+        table = None if codec is None else _charset_table(codec)
+    elif kind == FIELD_TYPE.NEWDECIMAL:
+        name, precision, scale = "decimal", column.precision, column.decimals
+    elif kind in (FIELD_TYPE.DATETIME2, FIELD_TYPE.TIMESTAMP2):
+        name = "datetime" if kind == FIELD_TYPE.DATETIME2 else "timestamp"
+        precision = column.fsp
+    elif kind in (FIELD_TYPE.ENUM, FIELD_TYPE.SET):
+        name, size = ("enum", column.size) if kind == FIELD_TYPE.ENUM else ("set", column.size)
+        values = column.enum_values if kind == FIELD_TYPE.ENUM else column.set_values
+        members = None if values is None else list(values)
+    else:
+        return None
+    return (column.name, name, bool(column.unsigned), size, precision, scale, codec, table,
+            members)
 
 
-def _image_reader(columns: list[Any]) -> ImageReader | None:
-    """One image (null bitmap, then each non-NULL value) of a FULL-image rows event."""
-    env: dict[str, Any] = {"DATE": dt.date, "DATETIME": dt.datetime,
-                           "UTC": dt.datetime.utcfromtimestamp}
-    nulls = (len(columns) + 7) // 8
-    lines = ["def image(data, pos):",
-             f"    nulls = int.from_bytes(data[pos:pos + {nulls}], 'little')",
-             f"    pos += {nulls}"]
-    names = []
-    for i, column in enumerate(columns):
-        code = _value_code(i, column, env)
-        if code is None or not column.name:
-            return None
-        lines += [f"    if nulls >> {i} & 1:", "        v = None", "    else:"]
-        lines += ["        " + line for line in code]
-        lines.append(f"    c{i} = v")
-        names.append(f"{column.name!r}: c{i}")
-    lines.append("    return {" + ", ".join(names) + "}, pos")
-    exec(compile("\n".join(lines) + "\n", "<binlog-row-image>", "exec"), env)  # noqa: S102
-    reader: ImageReader = env["image"]
-    return reader
+def _decoder(columns: list[Any]) -> RowImages | None:
+    """The compiled decoder of a table version's images; None: the library decodes them."""
+    shapes = [_shape(column) for column in columns]
+    if not shapes or any(s is None or not s[0] for s in shapes):
+        return None
+    try:
+        return RowImages([s for s in shapes if s is not None])
+    except ValueError:  # metadata MySQL does not write (DECIMAL(66), fsp 7, ...)
+        return None
 
 
-def _reader_of(table: Any) -> ImageReader | None:
+def _reader_of(table: Any) -> RowImages | None:
     """The table version's decoder, kept on the library's Table object (it lives as long)."""
     try:
-        reader: ImageReader | None = table.gtidmark_image_reader
+        reader: RowImages | None = table.gtidmark_image_reader
     except AttributeError:
-        reader = table.gtidmark_image_reader = _image_reader(table.columns)
+        reader = table.gtidmark_image_reader = _decoder(table.columns)
     return reader
 
 
@@ -201,7 +127,7 @@ def fast_rows(event: Any) -> list[Any] | None:
     wrapper = event.packet
     data = wrapper.packet._data  # the raw packet: the rows start at its read position
     pos = wrapper.packet._position
-    return _decode(image, data, pos, pos + event.event_size - wrapper.read_bytes, update)
+    return image.rows(data, pos, pos + event.event_size - wrapper.read_bytes, update)
 
 
 def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list[Any] | None:
@@ -226,7 +152,7 @@ def body_rows(table: Any, data: bytes, pos: int, end: int, update: bool) -> list
     image = _reader_of(table)
     if image is None:
         return None
-    return _decode(image, data, pos, end, update)
+    return image.rows(data, pos, end, update)
 
 
 def missing_columns(event: Any, update: bool) -> tuple[int, ...]:
@@ -255,16 +181,3 @@ def _full_bitmaps_of(count: int) -> tuple[bytes, bytes]:
         found = _full_bitmaps[count] = (cleared, b"\xff" * len(cleared))
     return found
 
-
-def _decode(image: ImageReader, data: bytes, pos: int, end: int, update: bool) -> list[Any]:
-    rows: list[Any] = []
-    if update:
-        while pos < end:
-            before, pos = image(data, pos)
-            after, pos = image(data, pos)
-            rows.append((before, after))
-    else:
-        while pos < end:
-            row, pos = image(data, pos)
-            rows.append(row)
-    return rows

@@ -30,7 +30,7 @@ from typing import Any
 
 from pymysqlreplication.packet import BinLogPacketWrapper
 
-from connector.binlog.rowimages import decimal_reader
+from connector.binlog.decimals import decimal_reader
 
 _SMALL_OBJECT, _LARGE_OBJECT, _SMALL_ARRAY, _LARGE_ARRAY = 0, 1, 2, 3
 _LITERAL, _INT16, _UINT16, _INT32, _UINT32, _INT64, _UINT64, _DOUBLE, _STRING = range(4, 13)

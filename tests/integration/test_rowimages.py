@@ -1,4 +1,4 @@
-"""Generated row-image decoders (connector/binlog/rowimages.py) against mysql-replication.
+"""The reader's row-image decoders (connector/binlog/rowimages.py) against mysql-replication.
 
 Random rows of every supported column type are written on the primary, inserted, updated
 and deleted; each rows event from the replica's binlog is decoded by both, and the values
@@ -80,7 +80,7 @@ EVENTS = [TableMapEvent, WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent]
 _ids = itertools.count(1)
 
 
-# MySQL's JSON is its binary format, which the library decodes (not a generated decoder).
+# MySQL's JSON is its binary format, which the library decodes (not the compiled decoder).
 MYSQL_COLUMNS = [name for name in COLUMNS if name != "j"]
 
 
@@ -127,7 +127,7 @@ def _replica_position(pair: SourcePair) -> str:
 
 
 def _both(pair: SourcePair, start: str, db: str) -> list[tuple[Any, Any]]:
-    """(generated, library) decodings of every rows event of `db` since `start`."""
+    """(compiled, library) decodings of every rows event of `db` since `start`."""
     conn = pair.cdc_settings()
     conn["passwd"] = conn.pop("password")
     stream = BinLogStreamReader(conn, server_id=9321,
@@ -190,7 +190,7 @@ RANDOM_ROWS = settings(max_examples=40, deadline=None,
 
 @RANDOM_ROWS
 @given(inserted=ROWS, updated=ROWS)
-def test_generated_decoders_equal_the_library_on_random_rows(
+def test_compiled_decoders_equal_the_library_on_random_rows(
         mariadb: MariaDbPair, rowimages_db: str, inserted: list[dict[str, Any]],
         updated: list[dict[str, Any]]) -> None:
     _check_random_rows(mariadb, rowimages_db, list(COLUMNS), inserted, updated)
@@ -198,11 +198,11 @@ def test_generated_decoders_equal_the_library_on_random_rows(
 
 @RANDOM_ROWS
 @given(inserted=ROWS, updated=ROWS)
-def test_generated_decoders_take_mysqls_full_images_too(
+def test_compiled_decoders_take_mysqls_full_images_too(
         mysql: MySqlPair, mysql_rowimages_db: str, inserted: list[dict[str, Any]],
         updated: list[dict[str, Any]]) -> None:
     """MySQL sets the unused bits of the columns-present bitmap (MariaDB clears them): its
-    FULL images must reach the generated decoders, not only the library."""
+    FULL images must reach the compiled decoders, not only the library."""
     _check_random_rows(mysql, mysql_rowimages_db, MYSQL_COLUMNS, inserted, updated)
 
 

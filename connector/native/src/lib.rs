@@ -9,6 +9,8 @@
 //!   converters, compiled), used by `json` per column; `numbers`: their number texts;
 //!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported); `dates`:
 //!   datetime fields.
+//! - `rowimages`: a FULL-image rows event's rows as mysql-replication's values (the Python
+//!   reference: tests/reference_rowimages.py).
 
 use pyo3::prelude::*;
 
@@ -18,6 +20,8 @@ mod dates;
 mod java_float;
 mod json;
 mod numbers;
+mod rowbytes;
+mod rowimages;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -25,5 +29,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<json::TableRecords>()?;
     m.add_class::<avro::AvroRows>()?;
     m.add_class::<avro::AvroRecords>()?;
+    m.add_class::<rowimages::RowImages>()?;
     Ok(())
 }
