@@ -24,7 +24,9 @@ AvroType: TypeAlias = tuple[Any, ...]
 
 class AvroRows:
     def __init__(self, columns: Sequence[tuple[str, AvroType, Callable[[Any], Any] | None, Any,
-                                               Callable[[Any], bytes]]]) -> None: ...
+                                               Callable[[Any], bytes],
+                                               tuple[str, int, tuple[str, ...]] | None]]
+                 ) -> None: ...
     def record(self, header: bytes, row: Mapping[str, Any]) -> bytes: ...
 
 class AvroRecords:

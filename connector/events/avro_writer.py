@@ -1,8 +1,9 @@
 """A table's Avro change records, written by compiled code (connector/native/src/avro.rs).
 
 Everything is decided here once per table, from the Avro schema `AvroCodec` registers: each
-column's type as the writer takes it, and a fastavro writer of the column for the rare value
-the compiled one leaves to it (so the bytes are always fastavro's). The source block changes
+column's type as the writer takes it, its compiled conversion (as the JSON writer's), and a
+fastavro writer of the column for the rare value the compiled one leaves to it (so the bytes
+are always fastavro's). The source block changes
 per event, not per row: fastavro writes it once per event, the writer puts `row` between.
 """
 
@@ -88,8 +89,9 @@ def row_writer(record: Mapping[str, Any], columns: list[WriterColumn]) -> AvroRo
     named: dict[str, Any] = {}
     defined: dict[str, Any] = {}
     return AvroRows([(name, describe(f["type"], named), convert, fallback,
-                      fastavro_writer(expand(f["type"], defined)))
-                     for f, (name, _, convert, fallback, _) in zip(fields, columns, strict=True)])
+                      fastavro_writer(expand(f["type"], defined)), compiled)
+                     for f, (name, _, convert, fallback, compiled)
+                     in zip(fields, columns, strict=True)])
 
 
 def _check_envelope(avro: Mapping[str, Any]) -> None:

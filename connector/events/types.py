@@ -24,7 +24,7 @@ EMPTY_SET_SOURCE = "empty set"  # pymysqlreplication.constants.NONE_SOURCE.EMPTY
 
 
 Compiled = tuple[str, int, tuple[str, ...]]
-"""`convert` as the compiled JSON writer runs it (connector/native/src/convert.rs): its kind,
+"""`convert` as the compiled record writers run it (connector/native/src/convert.rs): its kind,
 number (scale, fraction digits, BINARY length or -1) and SET members."""
 
 
@@ -34,7 +34,7 @@ class FieldMapping:
 
     `convert` is None when the decoded value is already the event value. `fallback` replaces a
     None that reaches a NOT NULL column (a zero date, an empty SET), as Debezium does.
-    `compiled` is `convert` in compiled code (None: the JSON writer calls `convert`); it holds
+    `compiled` is `convert` in compiled code (None: the writers call `convert`); it holds
     only while `convert` is this module's (see `with_convert`).
     """
 
@@ -52,8 +52,7 @@ class FieldMapping:
 
 WriterColumn = tuple[str, str, Converter | None, Any, Compiled | None]
 """A column as the record writers see it: name, Connect type, converter, NOT NULL fallback and
-the converter in compiled code (None: the writer calls the converter; the Avro writer always
-does)."""
+the converter in compiled code (None: the writers call the converter)."""
 
 
 def restore_empty_sets(row: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:

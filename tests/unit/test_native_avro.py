@@ -180,7 +180,7 @@ ODD_VALUES = [  # what the compiled writer leaves to fastavro, with the type it 
 @pytest.mark.parametrize(("schema", "value"), ODD_VALUES)
 def test_a_value_the_compiled_writer_leaves_is_written_by_fastavro(schema: Any,
                                                                    value: Any) -> None:
-    rows = AvroRows([("v", describe(schema, {}), None, None, fastavro_writer(schema))])
+    rows = AvroRows([("v", describe(schema, {}), None, None, fastavro_writer(schema), None)])
     expected = io.BytesIO()
     expected.write(b"\x00")
     parsed = fastavro.parse_schema({"type": "record", "name": "R",

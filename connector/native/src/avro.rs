@@ -2,171 +2,23 @@
 //!
 //! The Python side (connector/events/avro_writer.py) derives from the registered Avro schema
 //! a description of each column's type and hands it here once per table, with the column's
-//! converter and NOT NULL fallback as for the JSON writer. Per row only the work runs: look
-//! each column up, convert it (a Python callable), write its Avro binary. A value outside
+//! converter, NOT NULL fallback and compiled conversion as for the JSON writer. Per row only
+//! the work runs: look each column up, convert it (compiled, convert.rs, for the common
+//! types; else its Python converter), write its Avro binary (avro_value.rs). A value outside
 //! what is written here exactly (a NaN float, an int beyond its type, an unexpected Python
 //! type) goes to the column's Python writer (fastavro), so the bytes, or the error, are
 //! always fastavro's.
 
 use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-/// An Avro type as the writer needs it (unions are a null and one other branch).
-enum Ty {
-    Boolean,
-    Int,
-    Long,
-    Float,
-    Double,
-    Str,
-    Bytes,
-    /// The index of the null branch (0 or 1) and the other branch.
-    Union(u8, Box<Ty>),
-    Array(Box<Ty>),
-    Record(Vec<(Py<PyString>, Ty)>),
-}
+use crate::avro_value::{parse_ty, write, write_converted, write_long, write_text, Ty};
+use crate::convert::{convert, Conversion, Converted, Types};
+use crate::json::Described;
 
-/// The description built by avro_writer.py: ("long",), ("union", null_index, type),
-/// ("array", items), ("record", [(name, type), ...]).
-fn parse_ty(d: &Bound<'_, PyAny>) -> PyResult<Ty> {
-    let t = d.downcast::<PyTuple>()?;
-    let kind: String = t.get_item(0)?.extract()?;
-    Ok(match kind.as_str() {
-        "boolean" => Ty::Boolean,
-        "int" => Ty::Int,
-        "long" => Ty::Long,
-        "float" => Ty::Float,
-        "double" => Ty::Double,
-        "string" => Ty::Str,
-        "bytes" => Ty::Bytes,
-        "union" => {
-            let null: u8 = t.get_item(1)?.extract()?;
-            if null > 1 {
-                return Err(PyValueError::new_err("union: the null branch is 0 or 1"));
-            }
-            Ty::Union(null, Box::new(parse_ty(&t.get_item(2)?)?))
-        }
-        "array" => Ty::Array(Box::new(parse_ty(&t.get_item(1)?)?)),
-        "record" => {
-            let mut fields = vec![];
-            for f in t.get_item(1)?.try_iter()? {
-                let (name, ty): (Bound<'_, PyString>, Bound<'_, PyAny>) = f?.extract()?;
-                fields.push((name.unbind(), parse_ty(&ty)?));
-            }
-            Ty::Record(fields)
-        }
-        _ => return Err(PyValueError::new_err(format!("no Avro writer for {kind:?}"))),
-    })
-}
-
-fn write_long(buf: &mut Vec<u8>, n: i64) {
-    let mut z = ((n << 1) ^ (n >> 63)) as u64;
-    while z >= 0x80 {
-        buf.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    buf.push(z as u8);
-}
-
-fn write_text(buf: &mut Vec<u8>, data: &[u8]) {
-    write_long(buf, data.len() as i64);
-    buf.extend_from_slice(data);
-}
-
-fn exact_int(v: &Bound<'_, PyAny>) -> Option<i64> {
-    if v.is_exact_instance_of::<PyInt>() { v.extract::<i64>().ok() } else { None }
-}
-
-/// Writes `v` as `ty`; false (the buffer then holds a partial value) when `v` is not one
-/// this writer takes, and fastavro is to write it.
-fn write(buf: &mut Vec<u8>, ty: &Ty, v: &Bound<'_, PyAny>) -> PyResult<bool> {
-    Ok(match ty {
-        Ty::Union(null, inner) => {
-            if v.is_none() {
-                buf.push(*null << 1);
-                true
-            } else {
-                buf.push((1 - *null) << 1);
-                write(buf, inner, v)?
-            }
-        }
-        Ty::Long => match exact_int(v) {
-            Some(n) => { write_long(buf, n); true }
-            None => false,
-        },
-        Ty::Int => match exact_int(v).filter(|n| i32::try_from(*n).is_ok()) {
-            Some(n) => { write_long(buf, n); true }
-            None => false,
-        },
-        Ty::Boolean => match v.downcast_exact::<PyBool>() {
-            Ok(b) => { buf.push(b.is_true() as u8); true }
-            Err(_) => false,
-        },
-        Ty::Double => match v.downcast_exact::<PyFloat>() {
-            Ok(f) => { buf.extend_from_slice(&f.value().to_le_bytes()); true }
-            Err(_) => false,
-        },
-        Ty::Float => match v.downcast_exact::<PyFloat>() {
-            Ok(f) => {
-                let x = f.value();
-                let narrow = x as f32;
-                // NaN payloads and overflow to inf: fastavro's own conversion decides
-                if x.is_nan() || (narrow.is_infinite() && x.is_finite()) {
-                    false
-                } else {
-                    buf.extend_from_slice(&narrow.to_le_bytes());
-                    true
-                }
-            }
-            Err(_) => false,
-        },
-        Ty::Str => match v.downcast_exact::<PyString>() {
-            Ok(s) => match s.to_str() {
-                Ok(text) => { write_text(buf, text.as_bytes()); true }
-                Err(_) => false, // lone surrogates: fastavro raises its own error
-            },
-            Err(_) => false,
-        },
-        Ty::Bytes => match v.downcast_exact::<PyBytes>() {
-            Ok(b) => { write_text(buf, b.as_bytes()); true }
-            Err(_) => false,
-        },
-        Ty::Array(items) => match v.downcast_exact::<PyList>() {
-            Ok(list) => {
-                if !list.is_empty() {
-                    write_long(buf, list.len() as i64);
-                    for item in list.iter() {
-                        if !write(buf, items, &item)? {
-                            return Ok(false);
-                        }
-                    }
-                }
-                buf.push(0);
-                true
-            }
-            Err(_) => false,
-        },
-        Ty::Record(fields) => match v.downcast_exact::<PyDict>() {
-            Ok(d) => {
-                if d.contains("-type")? {
-                    return Ok(false); // fastavro's named-union notation
-                }
-                for (name, fty) in fields {
-                    match d.get_item(name.bind(v.py()))? {
-                        Some(x) if write(buf, fty, &x)? => {}
-                        _ => return Ok(false), // missing: fastavro's default or error
-                    }
-                }
-                true
-            }
-            Err(_) => false,
-        },
-    })
-}
-
-/// A row's Avro record: per column its name, type, converter (or None), NOT NULL fallback
-/// and the Python writer of a value this one does not take.
+/// A row's Avro record: per column its name, type, converter (or None), NOT NULL fallback,
+/// the Python writer of a value this one does not take, and compiled conversion (or None).
 #[pyclass(frozen, module = "connector._native")]
 pub struct AvroRows {
     names: Vec<Py<PyString>>,
@@ -174,6 +26,8 @@ pub struct AvroRows {
     converts: Vec<Option<PyObject>>,
     fallbacks: Vec<PyObject>,
     slow: Vec<PyObject>,
+    compiled: Vec<Option<Conversion>>,
+    conversion_types: Types,
 }
 
 impl AvroRows {
@@ -186,6 +40,19 @@ impl AvroRows {
                 None => Some(row.call_method1("get", (name,))?),
             };
             let mut value = got.filter(|v| !v.is_none());
+            let start = buf.len();
+            if let (Some(v), Some(conversion)) = (&value, &self.compiled[i]) {
+                match convert(conversion, v, &self.conversion_types)? {
+                    Converted::Null => value = None,
+                    Converted::Python => {}
+                    c => {
+                        if write_converted(buf, &self.types[i], &c) {
+                            continue;
+                        }
+                        buf.truncate(start); // the Python way decides (fastavro's bytes)
+                    }
+                }
+            }
             if let (Some(v), Some(convert)) = (&value, &self.converts[i]) {
                 value = Some(convert.bind(py).call1((v,))?).filter(|v| !v.is_none());
             }
@@ -193,7 +60,6 @@ impl AvroRows {
                 Some(v) => v,
                 None => self.fallbacks[i].bind(py).clone(),
             };
-            let start = buf.len();
             if !write(buf, &self.types[i], &v)? {
                 buf.truncate(start);
                 let out = self.slow[i].bind(py).call1((v,))?;
@@ -209,16 +75,22 @@ impl AvroRows {
     #[new]
     #[allow(clippy::type_complexity)]
     fn new(py: Python<'_>,
-           columns: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>, PyObject, PyObject, PyObject)>)
+           columns: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>, PyObject, PyObject, PyObject,
+                         Described<'_>)>)
            -> PyResult<Self> {
         let mut rows = AvroRows { names: vec![], types: vec![], converts: vec![],
-                                  fallbacks: vec![], slow: vec![] };
-        for (name, ty, convert, fallback, slow) in columns {
+                                  fallbacks: vec![], slow: vec![], compiled: vec![],
+                                  conversion_types: Types::new(py)? };
+        for (name, ty, convert, fallback, slow, described) in columns {
             rows.names.push(name.unbind());
             rows.types.push(parse_ty(&ty)?);
             rows.converts.push(if convert.is_none(py) { None } else { Some(convert) });
             rows.fallbacks.push(fallback);
             rows.slow.push(slow);
+            rows.compiled.push(match described {
+                Some((kind, number, members)) => Some(Conversion::new(&kind, number, members)?),
+                None => None,
+            });
         }
         Ok(rows)
     }

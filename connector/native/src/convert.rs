@@ -1,10 +1,13 @@
 //! Debezium's value conversions for the common column types, compiled: a decoded value
-//! (the binlog's or a SELECT's) straight to the JSON text its Python converter
-//! (connector/events/values.py) would have `json.dumps` write, byte for byte.
+//! (the binlog's or a SELECT's) to the value its Python converter (connector/events/values.py)
+//! gives, as a Rust value; the JSON writer writes it as `json.dumps` would (here), the Avro
+//! writer as fastavro would (avro_value.rs), byte for byte.
 //!
 //! Each conversion handles the exact Python types it knows (int, str, bytes, Decimal, date,
 //! datetime, timedelta, set); any other value answers `Outcome::Python` and the column's
 //! Python converter runs instead, so an unexpected value is converted (or fails) as there.
+
+use std::borrow::Cow;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -13,7 +16,7 @@ use pyo3::types::{PyBytes, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyType}
 use crate::dates::{days_from_civil, delta_micros, ymd, DateTime};
 use crate::java_float::float_to_string;
 use crate::json::{write_base64, write_int, write_str};
-use crate::numbers::{parse_decimal, twos_complement, write_fixed, write_float};
+use crate::numbers::{fixed_text, parse_decimal, twos_complement, write_float};
 
 /// One column's conversion, chosen once from the Python side's description.
 pub enum Conversion {
@@ -39,8 +42,21 @@ pub enum Conversion {
     EnumSet(Vec<(Py<PyString>, String)>),
 }
 
-/// What a conversion did: wrote the value, found none (the column's fallback is written), or
-/// left it to the Python converter (nothing written).
+/// A converted value: the Python converter's result as the writers need it (`Float` is the
+/// Python float it gives), none (the column's fallback is written), or `Python`: the value is
+/// not one this conversion takes, its Python converter is to run.
+pub enum Converted<'a> {
+    Null,
+    Python,
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(Cow<'a, str>),
+    Bytes(Cow<'a, [u8]>),
+}
+
+/// What the JSON writing did: wrote the value, found none (the column's fallback is
+/// written), or left it to the Python converter (nothing written).
 pub enum Outcome {
     Written,
     Null,
@@ -105,47 +121,43 @@ fn is(v: &Bound<'_, PyAny>, t: &Py<PyType>) -> bool {
     v.get_type().is(t.bind(v.py()))
 }
 
-/// Write `v` converted by `conv` into `buf`; on `Null` or `Python` nothing is written.
-pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
-             buf: &mut Vec<u8>) -> PyResult<Outcome> {
-    use Outcome::*;
+/// `v` converted by `conv`: the value its Python converter would give, as a Rust value.
+pub fn convert<'a>(conv: &Conversion, v: &'a Bound<'_, PyAny>,
+                   types: &Types) -> PyResult<Converted<'a>> {
+    use Converted::*;
     Ok(match conv {
         Conversion::BigintUnsigned => {
             if !v.is_exact_instance_of::<PyInt>() {
                 return Ok(Python);
             }
             if let Ok(n) = v.extract::<i64>() {
-                write_int(buf, n as i128);
+                Int(n as i128)
             } else if let Ok(n) = v.extract::<u64>() {
-                write_int(buf, n as i64 as i128); // Java's long cast: n - 2^64
+                Int(n as i64 as i128) // Java's long cast: n - 2^64
             } else {
-                return Ok(Python);
+                Python
             }
-            Written
         }
         Conversion::Bool => {
             if !v.is_exact_instance_of::<PyInt>() {
                 return Ok(Python);
             }
-            write_bool(buf, v.is_truthy()?);
-            Written
+            Bool(v.is_truthy()?)
         }
         Conversion::BitBool => {
-            let set = if let Ok(s) = v.downcast_exact::<PyString>() {
+            if let Ok(s) = v.downcast_exact::<PyString>() {
                 let s = s.to_str()?;
                 if !s.bytes().all(|b| b == b'0' || b == b'1') {
                     return Ok(Python); // int(s, 2) takes more forms: let it say what they are
                 }
-                s.contains('1')
+                Bool(s.contains('1'))
             } else if let Ok(b) = v.downcast_exact::<PyBytes>() {
-                b.as_bytes().iter().any(|&x| x != 0)
+                Bool(b.as_bytes().iter().any(|&x| x != 0))
             } else if v.is_exact_instance_of::<PyInt>() {
-                v.is_truthy()?
+                Bool(v.is_truthy()?)
             } else {
-                return Ok(Python);
-            };
-            write_bool(buf, set);
-            Written
+                Python
+            }
         }
         Conversion::Bits(size) => {
             let big_endian: Vec<u8> = if let Ok(s) = v.downcast_exact::<PyString>() {
@@ -173,16 +185,14 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
                 return Ok(Python); // to_bytes' OverflowError is Python's
             }
             little.resize(*size, 0);
-            write_base64(buf, &little);
-            Written
+            Bytes(Cow::Owned(little))
         }
         Conversion::Year => {
             if !v.is_exact_instance_of::<PyInt>() {
                 return Ok(Python);
             }
             let Ok(n) = v.extract::<i64>() else { return Ok(Python) };
-            write_int(buf, if n == 1900 { 0 } else { n as i128 }); // the library's YEAR 0000
-            Written
+            Int(if n == 1900 { 0 } else { n as i128 }) // the library's YEAR 0000
         }
         Conversion::DecimalPrecise(scale) | Conversion::DecimalString(scale) => {
             if !is(v, &types.decimal) {
@@ -192,11 +202,10 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             let Some(d) = parse_decimal(text.to_str()?) else { return Ok(Python) };
             let Some(unscaled) = d.unscaled(*scale) else { return Ok(Python) };
             if matches!(conv, Conversion::DecimalPrecise(_)) {
-                write_base64(buf, &twos_complement(d.negative, &unscaled));
+                Bytes(Cow::Owned(twos_complement(d.negative, &unscaled)))
             } else {
-                write_fixed(buf, d.negative, &unscaled, *scale as usize);
+                Text(Cow::Owned(fixed_text(d.negative, &unscaled, *scale as usize)))
             }
-            Written
         }
         Conversion::DecimalDouble => {
             if !is(v, &types.decimal) {
@@ -208,20 +217,17 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
                 return Ok(Python);
             }
             let Ok(x) = text.parse::<f64>() else { return Ok(Python) };
-            write_float(buf, x);
-            Written
+            Float(x)
         }
         Conversion::Double => {
             let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
-            write_float(buf, f.value());
-            Written
+            Float(f.value())
         }
         Conversion::Float32 => {
             let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
             let Some(text) = float_to_string(f.value()) else { return Ok(Python) };
             let Ok(x) = text.parse::<f64>() else { return Ok(Python) };
-            write_float(buf, x); // the double of Java's text, as float(text) reads it
-            Written
+            Float(x) // the double of Java's text, as float(text) reads it
         }
         Conversion::Float32Widened => {
             let Ok(f) = v.downcast_exact::<PyFloat>() else { return Ok(Python) };
@@ -229,14 +235,12 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             if single.is_infinite() && !f.value().is_infinite() {
                 return Ok(Python); // no float holds it: struct.pack's error is Python's
             }
-            write_float(buf, single as f64);
-            Written
+            Float(single as f64)
         }
         Conversion::DateDays => {
             if is(v, &types.date) || is(v, &types.datetime) {
                 let (y, m, d) = ymd(v)?;
-                write_int(buf, days_from_civil(y, m, d) as i128);
-                Written
+                Int(days_from_civil(y, m, d) as i128)
             } else {
                 text_is_null(v)
             }
@@ -246,9 +250,8 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
                 return Ok(text_is_null(v));
             }
             let total = delta_micros(v)?;
-            write_int(buf, if matches!(conv, Conversion::TimeMillis) {
-                total.div_euclid(1000) } else { total });
-            Written
+            Int(if matches!(conv, Conversion::TimeMillis) { total.div_euclid(1000) }
+                else { total })
         }
         Conversion::EpochMicros | Conversion::EpochMillis => {
             if !is(v, &types.datetime) {
@@ -258,9 +261,8 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             let secs = days_from_civil(t.year, t.month, t.day) as i128 * 86_400
                 + (t.hour * 3600 + t.minute * 60 + t.second) as i128;
             let total = secs * 1_000_000 + t.micro as i128;
-            write_int(buf, if matches!(conv, Conversion::EpochMillis) {
-                total.div_euclid(1000) } else { total });
-            Written
+            Int(if matches!(conv, Conversion::EpochMillis) { total.div_euclid(1000) }
+                else { total })
         }
         Conversion::Zoned(fsp) => {
             if !is(v, &types.datetime) {
@@ -277,52 +279,48 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
             if !(0..=9999).contains(&t.year) {
                 return Ok(Python);
             }
-            let mut text = format!("\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year, t.month,
+            let mut text = format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year, t.month,
                                    t.day, t.hour, t.minute, t.second);
             if *fsp > 0 {
                 text.push_str(&format!(".{:06}", t.micro)[..1 + fsp]);
             }
-            text.push_str("Z\"");
-            buf.extend_from_slice(text.as_bytes());
-            Written
+            text.push('Z');
+            Text(Cow::Owned(text))
         }
         Conversion::Str => {
             if let Ok(s) = v.downcast_exact::<PyString>() {
-                write_str(buf, s.to_str()?);
+                Text(Cow::Borrowed(s.to_str()?))
             } else if let Ok(b) = v.downcast_exact::<PyBytes>() {
                 // decode("utf-8", "replace") of invalid text is Python's to do
                 let Ok(s) = std::str::from_utf8(b.as_bytes()) else { return Ok(Python) };
-                write_str(buf, s);
+                Text(Cow::Borrowed(s))
             } else {
-                return Ok(Python);
+                Python
             }
-            Written
         }
         Conversion::Binary(length) => {
-            let mut raw: Vec<u8> = if let Ok(b) = v.downcast_exact::<PyBytes>() {
-                b.as_bytes().to_vec()
+            let mut raw: Cow<'a, [u8]> = if let Ok(b) = v.downcast_exact::<PyBytes>() {
+                Cow::Borrowed(b.as_bytes())
             } else if let Ok(s) = v.downcast_exact::<PyString>() {
                 let mut latin1 = Vec::new();
                 for c in s.to_str()?.chars() {
                     let Ok(b) = u8::try_from(c as u32) else { return Ok(Python) };
                     latin1.push(b);
                 }
-                latin1
+                Cow::Owned(latin1)
             } else {
                 return Ok(Python);
             };
             if let Some(n) = length {
                 if raw.len() < *n {
-                    raw.resize(*n, 0); // the binlog strips BINARY(n)'s zero padding
+                    raw.to_mut().resize(*n, 0); // the binlog strips BINARY(n)'s zero padding
                 }
             }
-            write_base64(buf, &raw);
-            Written
+            Bytes(raw)
         }
         Conversion::EnumSet(members) => {
             if let Ok(s) = v.downcast_exact::<PyString>() {
-                write_str(buf, s.to_str()?);
-                return Ok(Written);
+                return Ok(Text(Cow::Borrowed(s.to_str()?)));
             }
             let set = v.downcast_exact::<PySet>().ok();
             let frozen = v.downcast_exact::<PyFrozenSet>().ok();
@@ -345,17 +343,28 @@ pub fn write(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
                     text.push_str(name);
                 }
             }
-            write_str(buf, &text);
-            Written
+            Text(Cow::Owned(text))
         }
     })
 }
 
-fn write_bool(buf: &mut Vec<u8>, b: bool) {
-    buf.extend_from_slice(if b { b"true" } else { b"false" });
+/// Write `v` converted by `conv` as JSON text into `buf`; on `Null` or `Python` nothing is
+/// written.
+pub fn write_json(conv: &Conversion, v: &Bound<'_, PyAny>, types: &Types,
+                  buf: &mut Vec<u8>) -> PyResult<Outcome> {
+    match convert(conv, v, types)? {
+        Converted::Null => return Ok(Outcome::Null),
+        Converted::Python => return Ok(Outcome::Python),
+        Converted::Int(n) => write_int(buf, n),
+        Converted::Float(x) => write_float(buf, x),
+        Converted::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
+        Converted::Text(s) => write_str(buf, &s),
+        Converted::Bytes(b) => write_base64(buf, &b),
+    }
+    Ok(Outcome::Written)
 }
 
 /// The temporal converters give None for text (a SELECT's zero date '0000-00-00').
-fn text_is_null(v: &Bound<'_, PyAny>) -> Outcome {
-    if v.downcast_exact::<PyString>().is_ok() { Outcome::Null } else { Outcome::Python }
+fn text_is_null<'a>(v: &Bound<'_, PyAny>) -> Converted<'a> {
+    if v.downcast_exact::<PyString>().is_ok() { Converted::Null } else { Converted::Python }
 }

@@ -92,7 +92,7 @@ fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, dumps: &Bound<'_, PyAny>
 }
 
 /// A column's compiled conversion as the Python side describes it: (kind, number, members).
-type Described<'py> = Option<(String, i64, Vec<Bound<'py, PyString>>)>;
+pub(crate) type Described<'py> = Option<(String, i64, Vec<Bound<'py, PyString>>)>;
 
 /// A row's JSON object: for each column its name, converter (or None), NOT NULL fallback and
 /// compiled conversion (or None: the converter's result is written).
@@ -125,7 +125,7 @@ impl RowWriter {
             let mut value = got.filter(|v| !v.is_none());
             if let (Some(v), Some(conversion)) = (&value, &self.compiled[i]) {
                 let mark = buf.len();
-                match convert::write(conversion, v, &self.types, buf)? {
+                match convert::write_json(conversion, v, &self.types, buf)? {
                     Outcome::Written => continue,
                     Outcome::Null => value = None,
                     Outcome::Python => buf.truncate(mark),

@@ -6,7 +6,8 @@
 //! - `avro`: the same records in Confluent's Avro framing, byte for byte as fastavro writes
 //!   them (the Python reference: tests/reference_avro.py).
 //! - `convert`: the value conversions of the common column types (connector/events/values.py's
-//!   converters, compiled), used by `json` per column; `numbers`: their number texts;
+//!   converters, compiled), used by `json` and `avro` per column (`avro_value`: an Avro
+//!   value's binary); `numbers`: their number texts;
 //!   `java_float`: Java's Float.toString (connector/events/java_float.py, ported); `dates`:
 //!   datetime fields.
 //! - `rowimages`: a FULL-image rows event's rows as mysql-replication's values (the Python
@@ -15,6 +16,7 @@
 use pyo3::prelude::*;
 
 mod avro;
+mod avro_value;
 mod convert;
 mod dates;
 mod java_float;

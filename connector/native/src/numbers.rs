@@ -151,20 +151,20 @@ impl DecimalText {
 }
 
 /// `format(quantized, "f")`: the sign kept (also of a zero), `scale` fraction digits.
-pub fn write_fixed(buf: &mut Vec<u8>, negative: bool, unscaled: &[u8], scale: usize) {
-    buf.push(b'"');
+pub fn fixed_text(negative: bool, unscaled: &[u8], scale: usize) -> String {
+    let mut text = String::with_capacity(unscaled.len() + 3);
     if negative {
-        buf.push(b'-');
+        text.push('-');
     }
     let width = unscaled.len().max(scale + 1);
     let padded = std::iter::repeat_n(0u8, width - unscaled.len()).chain(unscaled.iter().copied());
     for (i, d) in padded.enumerate() {
         if i == width - scale {
-            buf.push(b'.');
+            text.push('.');
         }
-        buf.push(b'0' + d);
+        text.push((b'0' + d) as char);
     }
-    buf.push(b'"');
+    text
 }
 
 /// Java's BigInteger.toByteArray() of the signed value: minimal big-endian two's complement.
