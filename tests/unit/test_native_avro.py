@@ -25,14 +25,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connector.compiled import AvroRows
-from connector.events import EventEncoder, SourceInfo, TableEncoder, envelope
+from connector.events import EventEncoder, SourceInfo, TableEncoder
 from connector.events.avro_writer import describe, fastavro_writer
 from connector.schema import TableSchema
 from connector.settings.model import AVRO_CONVERTER, JSON_CONVERTER
 from connector.settings.parse import parse_config
 from tests.reference_avro import ReferenceAvro
 from tests.reference_encoder import ReferenceEncoder
-from tests.unit.test_native_encoder import NO_KEY, ROWS, SOURCES, TABLE, outcome
+from tests.unit.test_native_encoder import NO_KEY, ROWS, SOURCES, TABLE, check_batch, outcome
 
 CONVERTERS = [(AVRO_CONVERTER, AVRO_CONVERTER), (JSON_CONVERTER, AVRO_CONVERTER),
               (AVRO_CONVERTER, JSON_CONVERTER)]
@@ -145,24 +145,7 @@ def test_avro_record_bytes_are_fastavros_over_the_payload(
 def test_avro_batch_records_are_the_per_row_records_of_fastavro(
         setting: tuple[Any, ...], rows: list[dict[str, Any]], source: SourceInfo, op: str,
         tx: tuple[str, int, int] | None, ts_ms: int) -> None:
-    enc, ref = encoders(*setting)
-    batch: list[Any] = [(r, r) for r in rows] if op == "u" else rows
-    expected = []
-    for index, row in enumerate(batch):
-        source.row = index
-        before, after = (None, row) if op in ("c", "r") else (row, None) if op == "d" else row
-        meta = None if tx is None else {"id": tx[0], "total_order": tx[1] + index + 1,
-                                        "data_collection_order": tx[2] + index + 1}
-        key_row = after if after is not None else before
-        expected.append(outcome(lambda k=key_row, b=before, a=after, m=meta: (
-            ref.key(k), ref.value(op, b, a, source, ts_ms, m))))
-    with mock.patch.object(envelope, "RECORDS_AT_ONCE", 2):  # events written in parts too
-        got = outcome(lambda: list(enc.records(op, batch, source, ts_ms, tx)))
-    errors = [e for e in expected if isinstance(e, type)]
-    if errors:  # a row no writer can encode: the batch fails as its first such row did
-        assert got == errors[0]
-    else:
-        assert got == expected
+    check_batch(*encoders(*setting), rows, source, op, tx, ts_ms)
 
 
 FLOAT = {"type": "float"}
